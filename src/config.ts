@@ -1,0 +1,77 @@
+import path from 'node:path'
+
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  /** `sqlite:<file>` or `postgres://…` */
+  databaseUrl: string
+  /** `chdb:<dir>` or `http(s)://…` */
+  clickhouseUrl: string
+  siteUrl: string
+  smtpUrl: string | undefined
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  /** How many X-Forwarded-For hops to trust for the client IP (0: use the socket address). */
+  trustedProxies: number
+  geoipDbPath: string | undefined
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`)
+  }
+  return value
+}
+
+/** Reads the configuration from the environment; throws ConfigError with one clear line on bad values. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8010, 0, 65535)
+  const host = env.HOST || '127.0.0.1'
+  const dataDir = path.resolve(env.DATA_DIR || './data')
+
+  const databaseUrl = env.DATABASE_URL || `sqlite:${path.join(dataDir, 'burrow.sqlite')}`
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or sqlite:, got "${databaseUrl}"`)
+  }
+  const clickhouseUrl = env.CLICKHOUSE_URL || `chdb:${path.join(dataDir, 'chdb')}`
+  if (!/^(chdb:|https?:\/\/)/.test(clickhouseUrl)) {
+    throw new ConfigError(`CLICKHOUSE_URL must start with http://, https:// or chdb:, got "${clickhouseUrl}"`)
+  }
+
+  const siteUrl = (env.SITE_URL || `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(/\/$/, '')
+  try {
+    new URL(siteUrl)
+  } catch {
+    throw new ConfigError(`SITE_URL must be an absolute URL, got "${siteUrl}"`)
+  }
+
+  const smtpUrl = env.SMTP_URL || undefined
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
+    throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got "${smtpUrl}"`)
+  }
+
+  const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`)
+  }
+
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    clickhouseUrl,
+    siteUrl,
+    smtpUrl,
+    logLevel,
+    trustedProxies: integer(env, 'TRUSTED_PROXIES', 0, 0, 32),
+    geoipDbPath: env.GEOIP_DB_PATH || undefined,
+  }
+}

@@ -1,0 +1,127 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { OrganizationStore } from '../organizations/store.js'
+import type { ProjectRow, ProjectStore } from '../projects/store.js'
+import type { PersonalApiKeyRow, PersonalApiKeyStore, UserRow, UserStore } from '../users/store.js'
+import { AuthenticationError, NotFound, PermissionDenied } from './errors.js'
+import { hashPersonalApiKey } from './keys.js'
+import { hasScope } from './scopes.js'
+
+export interface AuthContext {
+  user: UserRow
+  key: PersonalApiKeyRow
+  scopes: string[]
+  scopedTeams: number[] | null
+  scopedOrganizations: string[] | null
+  organizationIds: string[]
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Required personal-API-key scope; `null` marks a public route (project key or none). */
+    scope?: string | null
+  }
+  interface FastifyRequest {
+    auth: AuthContext
+    project: ProjectRow
+  }
+}
+
+const HOUR_MS = 3_600_000
+
+function readKey(req: FastifyRequest): { key: string; where: 'header' | 'body' | 'query' } | undefined {
+  const header = req.headers.authorization
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+    if (match && !match[1].startsWith('pha_')) return { key: match[1], where: 'header' }
+  }
+  const body = req.body as Record<string, unknown> | undefined
+  if (body && typeof body === 'object' && typeof body.personal_api_key === 'string') {
+    return { key: body.personal_api_key, where: 'body' }
+  }
+  const query = req.query as Record<string, unknown> | undefined
+  if (query && typeof query.personal_api_key === 'string') return { key: query.personal_api_key, where: 'query' }
+  return undefined
+}
+
+const parseJsonList = <T>(text: string | null): T[] | null => {
+  if (!text) return null
+  const list = JSON.parse(text) as T[]
+  return list.length > 0 ? list : null
+}
+
+/**
+ * Personal-API-key authentication and scopes for every route whose config names a scope. Project routes
+ * (`:projectId`) also load the project and check the key's project scoping and the user's membership.
+ */
+export const authPlugin = fp(
+  async (
+    app: FastifyInstance,
+    deps: {
+      keys: Pick<PersonalApiKeyStore, 'getBySecureValue' | 'touch'>
+      users: Pick<UserStore, 'get'>
+      organizations: Pick<OrganizationStore, 'memberships'>
+      projects: Pick<ProjectStore, 'get'>
+      clock: () => Date
+    },
+  ) => {
+    app.decorateRequest('auth', null as unknown as AuthContext)
+    app.decorateRequest('project', null as unknown as ProjectRow)
+
+    app.addHook('preHandler', async (req) => {
+      const scope = req.routeOptions.config?.scope
+      if (scope === undefined || scope === null) return
+
+      const found = readKey(req)
+      if (!found) throw new AuthenticationError()
+      const key = await deps.keys.getBySecureValue(hashPersonalApiKey(found.key))
+      const user = key && (await deps.users.get(key.user_id))
+      if (!key || !user) {
+        const where = found.where === 'header' ? 'Authorization header' : found.where === 'body' ? 'body' : 'query'
+        throw new AuthenticationError(`Personal API key found in request ${where} is invalid.`, 'authentication_failed')
+      }
+      const now = deps.clock()
+      if (!key.last_used_at || now.getTime() - Date.parse(key.last_used_at) > HOUR_MS) {
+        await deps.keys.touch(key.id, now.toISOString())
+      }
+      const memberships = await deps.organizations.memberships(user.id)
+      const auth: AuthContext = {
+        user,
+        key,
+        scopes: JSON.parse(key.scopes) as string[],
+        scopedTeams: parseJsonList<number>(key.scoped_teams),
+        scopedOrganizations: parseJsonList<string>(key.scoped_organizations),
+        organizationIds: memberships.map((m) => m.organization_id),
+      }
+      req.auth = auth
+
+      const params = req.params as Record<string, string> | undefined
+      const projectParam = params?.projectId
+      if (projectParam !== undefined) {
+        const id = /^\d{1,15}$/.test(projectParam) ? Number(projectParam) : Number.NaN
+        const project = Number.isNaN(id) ? undefined : await deps.projects.get(id)
+        if (!project) throw new NotFound('Project not found.')
+        if (!hasScope(auth.scopes, scope)) throw new PermissionDenied(`API key missing required scope '${scope}'`)
+        if (auth.scopedTeams && !auth.scopedTeams.includes(project.id)) {
+          throw new PermissionDenied(`API key does not have access to the requested project: ID ${project.id}.`)
+        }
+        if (auth.scopedOrganizations && !auth.scopedOrganizations.includes(project.organization_id)) {
+          throw new PermissionDenied(
+            `API key does not have access to the requested organization: ID ${project.organization_id}.`,
+          )
+        }
+        if (!auth.organizationIds.includes(project.organization_id)) {
+          throw new PermissionDenied("You don't have access to the project.")
+        }
+        req.project = project
+        return
+      }
+
+      if (!hasScope(auth.scopes, scope)) throw new PermissionDenied(`API key missing required scope '${scope}'`)
+      if (auth.scopedTeams && !scope.startsWith('user:') && !scope.startsWith('project:')) {
+        throw new PermissionDenied('API keys with scoped projects are only supported on project-based endpoints.')
+      }
+    })
+  },
+  { name: 'burrow-auth' },
+)

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+import { buildApp } from './app.js'
+import { ensureDemoAccount } from './bootstrap.js'
+import { ConfigError, loadConfig } from './config.js'
+
+async function start() {
+  const config = loadConfig()
+  const burrow = await buildApp(config)
+  const { credentials, created } = await ensureDemoAccount({
+    dataDir: config.dataDir,
+    siteUrl: config.siteUrl,
+    users: burrow.stores.users,
+    organizations: burrow.stores.organizations,
+    projects: burrow.services.projects,
+    keys: burrow.services.keys,
+    keyStore: burrow.stores.keys,
+    clock: burrow.clock,
+  })
+  await burrow.app.listen({ port: config.port, host: config.host })
+
+  const lines = [
+    '',
+    `Burrow is running at ${config.siteUrl}`,
+    `  ${created ? 'Created' : 'Using'} demo credentials (also in ${config.dataDir}/credentials.json):`,
+    `  project id:        ${credentials.project_id}`,
+    `  project API key:   ${credentials.project_api_key}`,
+    `  personal API key:  ${credentials.personal_api_key}`,
+    `  login:             ${credentials.email} / ${credentials.password}`,
+    `  try: curl -H "Authorization: Bearer ${credentials.personal_api_key}" ${config.siteUrl}/api/projects/`,
+    '',
+  ]
+  process.stdout.write(`${lines.join('\n')}\n`)
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    burrow.app.log.info({ signal }, 'draining requests and closing the stores')
+    try {
+      await burrow.close()
+      process.exit(0)
+    } catch (err) {
+      burrow.app.log.error({ err }, 'error while stopping')
+      process.exit(1)
+    }
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+}
+
+async function migrate() {
+  const config = loadConfig()
+  const burrow = await buildApp(config, { logger: false })
+  await burrow.close()
+  process.stdout.write('migrations applied\n')
+}
+
+const commands: Record<string, () => Promise<void>> = { start, migrate }
+const name = process.argv[2] ?? 'start'
+const command = commands[name]
+if (!command) {
+  process.stderr.write(`usage: burrow <${Object.keys(commands).join('|')}>\n`)
+  process.exit(2)
+}
+command().catch((err: unknown) => {
+  if (err instanceof ConfigError) process.stderr.write(`burrow: invalid configuration: ${err.message}\n`)
+  else process.stderr.write(`burrow: failed to start: ${err instanceof Error ? err.message : String(err)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { AuthContext } from '../http/auth.js'
+import { paginate } from '../http/pagination.js'
+import { Project, ProjectCreate, ProjectParams, ProjectUpdate } from './schemas.js'
+import { type Caller, type ProjectService, toProject } from './service.js'
+
+const callerOf = (auth: AuthContext): Caller => ({
+  organizationIds: auth.organizationIds,
+  scopedTeams: auth.scopedTeams,
+  scopedOrganizations: auth.scopedOrganizations,
+  currentOrganizationId: auth.user.current_organization_id,
+})
+
+export function projectRoutes(deps: { projects: ProjectService; siteUrl: string }) {
+  return async (app: FastifyInstance) => {
+    const ProjectPage = Type.Object({
+      count: Type.Integer(),
+      next: Type.Union([Type.String(), Type.Null()]),
+      previous: Type.Union([Type.String(), Type.Null()]),
+      results: Type.Array(Project),
+    })
+
+    app.get(
+      '/api/projects/',
+      { schema: { tags: ['projects'], response: { 200: ProjectPage } }, config: { scope: 'project:read' } },
+      async (req) => {
+        const all = await deps.projects.list(callerOf(req.auth))
+        return paginate(req.url, deps.siteUrl, all.length, all, Math.max(all.length, 100), 0)
+      },
+    )
+
+    app.post(
+      '/api/projects/',
+      {
+        schema: { tags: ['projects'], body: ProjectCreate, response: { 201: Project } },
+        config: { scope: 'project:write' },
+      },
+      async (req, reply) =>
+        reply.code(201).send(await deps.projects.create(callerOf(req.auth), req.body as ProjectCreate)),
+    )
+
+    app.get(
+      '/api/projects/:projectId/',
+      {
+        schema: { tags: ['projects'], params: ProjectParams, response: { 200: Project } },
+        config: { scope: 'project:read' },
+      },
+      async (req) => toProject(req.project),
+    )
+
+    app.patch(
+      '/api/projects/:projectId/',
+      {
+        schema: { tags: ['projects'], params: ProjectParams, body: ProjectUpdate, response: { 200: Project } },
+        config: { scope: 'project:write' },
+      },
+      async (req) => deps.projects.update(req.project, req.body as ProjectUpdate),
+    )
+  }
+}

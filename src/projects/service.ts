@@ -1,0 +1,89 @@
+import crypto from 'node:crypto'
+import { NotFound, PermissionDenied, ValidationError } from '../http/errors.js'
+import { newProjectApiKey } from '../http/keys.js'
+import type { Project, ProjectCreate, ProjectUpdate } from './schemas.js'
+import type { ProjectRow, ProjectStore } from './store.js'
+
+export function isValidTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz })
+    return true
+  } catch {
+    return false
+  }
+}
+
+export function toProject(row: ProjectRow): Project {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    organization: row.organization_id,
+    api_token: row.api_token,
+    name: row.name,
+    timezone: row.timezone,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+export interface Caller {
+  organizationIds: string[]
+  scopedTeams: number[] | null
+  scopedOrganizations: string[] | null
+  currentOrganizationId: string | null
+}
+
+export function createProjectService(deps: {
+  projects: ProjectStore
+  onProjectCreated?: (project: ProjectRow) => Promise<void>
+  clock: () => Date
+}) {
+  return {
+    async list(caller: Caller): Promise<Project[]> {
+      const rows = await deps.projects.listForOrganizations(caller.organizationIds)
+      return rows
+        .filter((r) => !caller.scopedTeams || caller.scopedTeams.includes(r.id))
+        .filter((r) => !caller.scopedOrganizations || caller.scopedOrganizations.includes(r.organization_id))
+        .map(toProject)
+    },
+
+    async create(caller: Caller, input: ProjectCreate, organizationId?: string): Promise<Project> {
+      const orgId = organizationId ?? caller.currentOrganizationId ?? caller.organizationIds[0]
+      if (!orgId || !caller.organizationIds.includes(orgId)) throw new NotFound('Organization not found.')
+      if (caller.scopedOrganizations && !caller.scopedOrganizations.includes(orgId)) {
+        throw new PermissionDenied(`API key does not have access to the requested organization: ID ${orgId}.`)
+      }
+      if (caller.scopedTeams) {
+        throw new PermissionDenied('API keys with scoped projects are only supported on project-based endpoints.')
+      }
+      const timezone = input.timezone ?? 'UTC'
+      if (!isValidTimezone(timezone))
+        throw new ValidationError(`"${timezone}" is not a valid choice.`, 'timezone', 'invalid_choice')
+      const now = deps.clock().toISOString()
+      const row = await deps.projects.insert({
+        uuid: crypto.randomUUID(),
+        organization_id: orgId,
+        name: input.name,
+        timezone,
+        api_token: newProjectApiKey(),
+        created_at: now,
+        updated_at: now,
+      })
+      await deps.onProjectCreated?.(row)
+      return toProject(row)
+    },
+
+    async update(project: ProjectRow, input: ProjectUpdate): Promise<Project> {
+      if (input.timezone !== undefined && !isValidTimezone(input.timezone)) {
+        throw new ValidationError(`"${input.timezone}" is not a valid choice.`, 'timezone', 'invalid_choice')
+      }
+      const row = await deps.projects.update(project.id, {
+        ...(input.name !== undefined && { name: input.name }),
+        ...(input.timezone !== undefined && { timezone: input.timezone }),
+        updated_at: deps.clock().toISOString(),
+      })
+      return toProject(row)
+    },
+  }
+}
+export type ProjectService = ReturnType<typeof createProjectService>

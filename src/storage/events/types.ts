@@ -1,0 +1,46 @@
+export interface QueryStatistics {
+  elapsedMs: number
+  rowsRead: number
+  bytesRead: number
+}
+
+export interface QueryResult<Row extends unknown[] = unknown[]> {
+  columns: string[]
+  types: string[]
+  rows: Row[]
+  statistics: QueryStatistics
+}
+
+export interface EventQueryOptions {
+  /** Values for `{name:Type}` placeholders, bound by the engine (never spliced into the SQL). */
+  params?: Record<string, unknown>
+  /** Our own id for the query, so that it can be found and killed while it runs. */
+  queryId?: string
+  signal?: AbortSignal
+  settings?: Record<string, string | number>
+}
+
+/** The event store: ClickHouse SQL over embedded chDB or a ClickHouse server, behind one interface. */
+export interface EventStore {
+  readonly kind: 'chdb' | 'clickhouse'
+  /** Runs a SELECT and returns its rows in column order. */
+  query<Row extends unknown[] = unknown[]>(sql: string, options?: EventQueryOptions): Promise<QueryResult<Row>>
+  /** Runs a statement that returns nothing (DDL, ALTER, OPTIMIZE). */
+  exec(sql: string, options?: EventQueryOptions): Promise<void>
+  /** Inserts rows given as newline-delimited JSON (JSONEachRow). */
+  insertJsonEachRow(table: string, ndjson: string | Buffer): Promise<void>
+  /** Stops a running query started with `queryId`; false when no such query runs. */
+  cancel(queryId: string): Promise<boolean>
+  /** Progress of a running query, when the engine reports it. */
+  progress(queryId: string): Promise<QueryProgress | undefined>
+  ping(): Promise<boolean>
+  close(): Promise<void>
+}
+
+export interface QueryProgress {
+  rows_read: number
+  bytes_read: number
+  estimated_rows_total: number
+  time_elapsed: number
+  active_cpu_time: number
+}

@@ -1,0 +1,35 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import type { MetaDatabase } from './schema.js'
+
+export type MetaDialect = 'sqlite' | 'postgres'
+
+export interface MetaDb {
+  db: Kysely<MetaDatabase>
+  dialect: MetaDialect
+  close(): Promise<void>
+}
+
+// PostgreSQL returns int8/numeric as strings by default; our counters fit in a JS number.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10))
+
+/** Opens the metadata database named by `url` (`sqlite:<file>` or `postgres://…`). */
+export function openMetaDb(url: string): MetaDb {
+  if (url.startsWith('postgres')) {
+    const pool = new pg.Pool({ connectionString: url, max: 10 })
+    const db = new Kysely<MetaDatabase>({ dialect: new PostgresDialect({ pool }) })
+    return { db, dialect: 'postgres', close: () => db.destroy() }
+  }
+  const file = url.slice('sqlite:'.length)
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true })
+  const sqlite = new Database(file)
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('busy_timeout = 5000')
+  const db = new Kysely<MetaDatabase>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return { db, dialect: 'sqlite', close: () => db.destroy() }
+}

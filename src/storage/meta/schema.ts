@@ -1,0 +1,127 @@
+import type { Generated } from 'kysely'
+
+/**
+ * Metadata tables. Both dialects store the same types: timestamps as ISO-8601 text, booleans as 0/1 integers,
+ * JSON as text, so a row reads back identically from SQLite and PostgreSQL.
+ */
+export interface OrganizationTable {
+  id: string
+  name: string
+  plan: 'free' | 'paid'
+  /** Monthly /flags request quota; null means unlimited. */
+  flag_request_quota: number | null
+  created_at: string
+}
+
+export interface ProjectTable {
+  id: Generated<number>
+  uuid: string
+  organization_id: string
+  name: string
+  timezone: string
+  api_token: string
+  created_at: string
+  updated_at: string
+}
+
+export interface UserTable {
+  id: Generated<number>
+  uuid: string
+  email: string
+  password_hash: string
+  first_name: string
+  last_name: string
+  is_email_verified: number
+  pending_email: string | null
+  current_organization_id: string | null
+  current_project_id: number | null
+  created_at: string
+}
+
+export interface MembershipTable {
+  organization_id: string
+  user_id: number
+  /** PostHog's levels: 1 member, 8 admin, 15 owner. */
+  level: number
+  created_at: string
+}
+
+export interface PersonalApiKeyTable {
+  id: string
+  user_id: number
+  label: string
+  secure_value: string
+  mask_value: string
+  scopes: string
+  scoped_teams: string | null
+  scoped_organizations: string | null
+  created_at: string
+  last_used_at: string | null
+  last_rolled_at: string | null
+}
+
+export interface ActivityLogTable {
+  id: Generated<number>
+  organization_id: string | null
+  team_id: number | null
+  user_id: number | null
+  scope: string
+  item_id: string | null
+  activity: string
+  detail: string
+  created_at: string
+}
+
+export interface PersonTable {
+  id: string
+  team_id: number
+  properties: string
+  is_identified: number
+  version: number
+  created_at: string
+}
+
+export interface PersonDistinctIdTable {
+  team_id: number
+  distinct_id: string
+  person_id: string
+  version: number
+}
+
+export interface GroupTypeMappingTable {
+  team_id: number
+  group_type: string
+  group_type_index: number
+  name_singular: string | null
+  name_plural: string | null
+}
+
+export interface GroupTable {
+  team_id: number
+  group_type_index: number
+  group_key: string
+  properties: string
+  version: number
+  created_at: string
+}
+
+export interface HashKeyOverrideTable {
+  team_id: number
+  person_id: string
+  feature_flag_key: string
+  hash_key: string
+}
+
+export interface MetaDatabase {
+  organizations: OrganizationTable
+  projects: ProjectTable
+  users: UserTable
+  memberships: MembershipTable
+  personal_api_keys: PersonalApiKeyTable
+  activity_log: ActivityLogTable
+  persons: PersonTable
+  person_distinct_ids: PersonDistinctIdTable
+  group_type_mappings: GroupTypeMappingTable
+  groups: GroupTable
+  feature_flag_hash_key_overrides: HashKeyOverrideTable
+}
