@@ -7,6 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
-    reporters: ['default'],
+    reporters: ['default', 'json'],
+    outputFile: { json: '.test-results/vitest.json' },
   },
 })

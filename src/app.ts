@@ -56,6 +56,15 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     return503OnClosing: true,
   })
   installErrorHandling(app)
+  /** Every route with its required scope: the API coverage table and the auth-matrix test read it. */
+  const routes: { method: string; url: string; scope: string | null | undefined }[] = []
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const method of methods) {
+      if (method === 'HEAD' || method === 'OPTIONS') continue
+      routes.push({ method, url: route.url, scope: (route.config as { scope?: string | null } | undefined)?.scope })
+    }
+  })
 
   await app.register(fastifySwagger, {
     openapi: {
@@ -100,5 +109,5 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     await meta.close()
   }
 
-  return { app, config, meta, events, stores, services, clock, close }
+  return { app, config, meta, events, stores, services, routes, clock, close }
 }

@@ -68,7 +68,7 @@ export const authPlugin = fp(
     app.decorateRequest('auth', null as unknown as AuthContext)
     app.decorateRequest('project', null as unknown as ProjectRow)
 
-    app.addHook('preHandler', async (req) => {
+    app.addHook('preValidation', async (req) => {
       const scope = req.routeOptions.config?.scope
       if (scope === undefined || scope === null) return
 

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createKey, startTestApp, type TestApp } from '../helpers/app.js'
+
+let t: TestApp
+let unrelatedScope: { authorization: string }
+let otherProjectOnly: { authorization: string }
+let otherProjectId: number
+
+beforeAll(async () => {
+  t = await startTestApp()
+  unrelatedScope = await createKey(t, ['webhook:read'])
+  const other = await t.burrow.app.inject({
+    method: 'POST',
+    url: '/api/projects/',
+    headers: t.auth,
+    payload: { name: 'Second project' },
+  })
+  otherProjectId = other.json().id
+  otherProjectOnly = await createKey(t, ['*'], [otherProjectId])
+})
+afterAll(() => t.close())
+
+/** Fills a route pattern's parameters: the demo project for `:projectId`, a harmless value otherwise. */
+function concreteUrl(url: string): string {
+  return url.replace(/:projectId/g, String(t.creds.project_id)).replace(/:[A-Za-z_]+/g, '1')
+}
+
+describe('auth matrix over every scoped route', () => {
+  it('covers the foundation routes at least', () => {
+    const urls = t.burrow.routes.filter((r) => r.scope).map((r) => `${r.method} ${r.url}`)
+    expect(urls).toEqual(
+      expect.arrayContaining(['GET /api/projects/', 'GET /api/projects/:projectId/', 'GET /api/users/@me/']),
+    )
+  })
+
+  it('answers 401 without a key, 401 with a bad key, 403 without the scope, and lets a good key through', async () => {
+    const scoped = t.burrow.routes.filter((r) => r.scope)
+    for (const route of scoped) {
+      const url = concreteUrl(route.url)
+      const method = route.method as 'GET'
+      const label = `${route.method} ${route.url}`
+
+      const none = await t.burrow.app.inject({ method, url })
+      expect(none.statusCode, label).toBe(401)
+      expect(none.json(), label).toMatchObject({ type: 'authentication_error', code: 'not_authenticated', attr: null })
+
+      const bad = await t.burrow.app.inject({ method, url, headers: { authorization: 'Bearer phx_not_a_real_key' } })
+      expect(bad.statusCode, label).toBe(401)
+      expect(bad.json().code, label).toBe('authentication_failed')
+
+      const noScope = await t.burrow.app.inject({ method, url, headers: unrelatedScope })
+      expect(noScope.statusCode, label).toBe(403)
+      expect(noScope.json().detail, label).toBe(`API key missing required scope '${route.scope}'`)
+
+      if (route.url.includes(':projectId')) {
+        const wrongProject = await t.burrow.app.inject({ method, url, headers: otherProjectOnly })
+        expect(wrongProject.statusCode, label).toBe(403)
+        expect(wrongProject.json().detail, label).toContain('does not have access to the requested project')
+      }
+
+      const good = await t.burrow.app.inject({
+        method,
+        url,
+        headers: t.auth,
+        payload: method === 'GET' ? undefined : {},
+      })
+      expect([401, 403], label).not.toContain(good.statusCode)
+    }
+  })
+
+  it('answers 404 in PostHog shape for an unknown project', async () => {
+    const res = await t.burrow.app.inject({ method: 'GET', url: '/api/projects/999999/', headers: t.auth })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null })
+  })
+
+  it('treats x:write as also granting x:read', async () => {
+    const writer = await createKey(t, ['project:write'])
+    const res = await t.burrow.app.inject({
+      method: 'GET',
+      url: `/api/projects/${t.creds.project_id}/`,
+      headers: writer,
+    })
+    expect(res.statusCode).toBe(200)
+  })
+
+  it('lets a key scoped to one project read only that project', async () => {
+    const own = await t.burrow.app.inject({
+      method: 'GET',
+      url: `/api/projects/${otherProjectId}/`,
+      headers: otherProjectOnly,
+    })
+    expect(own.statusCode).toBe(200)
+    const list = await t.burrow.app.inject({ method: 'GET', url: '/api/projects/', headers: otherProjectOnly })
+    expect(list.json().results.map((p: { id: number }) => p.id)).toEqual([otherProjectId])
+    const demo = await t.burrow.app.inject({
+      method: 'GET',
+      url: `/api/projects/${t.creds.project_id}/`,
+      headers: otherProjectOnly,
+    })
+    expect(demo.statusCode).toBe(403)
+  })
+
+  it('accepts the key from the query string as PostHog does', async () => {
+    const res = await t.burrow.app.inject({
+      method: 'GET',
+      url: `/api/projects/?personal_api_key=${t.creds.personal_api_key}`,
+    })
+    expect(res.statusCode).toBe(200)
+  })
+})

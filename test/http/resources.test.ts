@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTenant, startTestApp, type TestApp } from '../helpers/app.js'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await startTestApp()
+})
+afterAll(() => t.close())
+
+describe('projects, users and personal API keys', () => {
+  it('creates a project with its own project API key', async () => {
+    const res = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/api/projects/',
+      headers: t.auth,
+      payload: { name: 'Web shop', timezone: 'Europe/Berlin' },
+    })
+    expect(res.statusCode).toBe(201)
+    const body = res.json()
+    expect(body.api_token).toMatch(/^phc_[0-9A-Za-z]{30,43}$/)
+    expect(body.api_token).not.toBe(t.creds.project_api_key)
+    expect(body).toMatchObject({ name: 'Web shop', timezone: 'Europe/Berlin' })
+
+    const list = await t.burrow.app.inject({ method: 'GET', url: '/api/projects/', headers: t.auth })
+    expect(list.json().results.map((p: { id: number }) => p.id)).toContain(body.id)
+
+    const patched = await t.burrow.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${body.id}/`,
+      headers: t.auth,
+      payload: { name: 'Web shop EU' },
+    })
+    expect(patched.json()).toMatchObject({ id: body.id, name: 'Web shop EU', timezone: 'Europe/Berlin' })
+  })
+
+  it('never shows one organization the projects of another', async () => {
+    const other = await createTenant(t)
+    const mine = await t.burrow.app.inject({ method: 'GET', url: '/api/projects/', headers: t.auth })
+    expect(mine.json().results.map((p: { id: number }) => p.id)).not.toContain(other.project.id)
+    const theirs = await t.burrow.app.inject({
+      method: 'GET',
+      url: `/api/projects/${other.project.id}/`,
+      headers: t.auth,
+    })
+    expect(theirs.statusCode).toBe(403)
+  })
+
+  it('describes the calling user', async () => {
+    const res = await t.burrow.app.inject({ method: 'GET', url: '/api/users/@me/', headers: t.auth })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ email: t.creds.email, team: { id: t.creds.project_id } })
+  })
+
+  it('returns a personal key value only on creation and stores only its hash', async () => {
+    const created = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/api/personal_api_keys/',
+      headers: t.auth,
+      payload: { label: 'ci', scopes: ['query:read'] },
+    })
+    expect(created.statusCode).toBe(201)
+    const key = created.json()
+    expect(key.value).toMatch(/^phx_/)
+    expect(key.mask_value).toBe(`phx_...${key.value.slice(-4)}`)
+
+    const read = await t.burrow.app.inject({ method: 'GET', url: `/api/personal_api_keys/${key.id}/`, headers: t.auth })
+    expect(read.json().value).toBeNull()
+    const row = await t.burrow.meta.db
+      .selectFrom('personal_api_keys')
+      .selectAll()
+      .where('id', '=', key.id)
+      .executeTakeFirst()
+    expect(row?.secure_value).toMatch(/^sha256\$[0-9a-f]{64}$/)
+    expect(JSON.stringify(row)).not.toContain(key.value)
+
+    const del = await t.burrow.app.inject({
+      method: 'DELETE',
+      url: `/api/personal_api_keys/${key.id}/`,
+      headers: t.auth,
+    })
+    expect(del.statusCode).toBe(204)
+    const gone = await t.burrow.app.inject({
+      method: 'GET',
+      url: '/api/projects/',
+      headers: { authorization: `Bearer ${key.value}` },
+    })
+    expect(gone.statusCode).toBe(401)
+  })
+
+  it('rejects an unknown scope', async () => {
+    const res = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/api/personal_api_keys/',
+      headers: t.auth,
+      payload: { label: 'bad', scopes: ['everything:read'] },
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ detail: 'Invalid scope: everything:read', attr: 'scopes' })
+  })
+
+  it('reads the current organization', async () => {
+    const res = await t.burrow.app.inject({ method: 'GET', url: '/api/organizations/@current/', headers: t.auth })
+    expect(res.statusCode).toBe(200)
+    expect(res.json().teams.map((p: { id: number }) => p.id)).toContain(t.creds.project_id)
+  })
+
+  it('serves the OpenAPI document', async () => {
+    const res = await t.burrow.app.inject({ method: 'GET', url: '/api/schema/' })
+    expect(res.statusCode).toBe(200)
+    expect(res.json().paths).toHaveProperty('/api/projects/')
+    const page = await t.burrow.app.inject({ method: 'GET', url: '/api/schema/swagger-ui/' })
+    expect(page.statusCode).toBe(200)
+  })
+
+  it('answers the health check when both stores answer', async () => {
+    const res = await t.burrow.app.inject({ method: 'GET', url: '/_health' })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ status: 'ok', meta: true, events: true })
+  })
+})
