@@ -10,6 +10,7 @@ import { organizationRoutes } from './organizations/routes.js'
 import { createOrganizationStore } from './organizations/store.js'
 import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
+import { createPersonStore } from './persons/store.js'
 import { createProjectStore } from './projects/store.js'
 import { type EventStore, migrateEventStore, openEventStore } from './storage/events/index.js'
 import { type MetaDb, openMetaDb } from './storage/meta/db.js'
@@ -39,6 +40,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     users: createUserStore(meta.db),
     keys: createPersonalApiKeyStore(meta.db),
     activity: createActivityStore(meta.db),
+    persons: createPersonStore(meta.db),
   }
   const services = {
     projects: createProjectService({ projects: stores.projects, clock }),
