@@ -84,3 +84,18 @@ describe('chDB event store', () => {
     await expect(store.query('SELECT no_such_column FROM events')).rejects.toThrow(/no_such_column/)
   })
 })
+
+describe('query settings', () => {
+  it('extends a trailing SETTINGS clause instead of adding a second one', async () => {
+    const result = await store.query<[number]>('SELECT 1 SETTINGS max_threads = 1', {
+      queryId: 'settings-merge',
+      settings: { max_execution_time: 5 },
+    })
+    expect(result.rows).toEqual([[1]])
+  })
+
+  it('samples events by distinct id', async () => {
+    const result = await store.query<[number]>('SELECT count() FROM events SAMPLE 0.5')
+    expect(result.rows[0][0]).toBeGreaterThanOrEqual(0)
+  })
+})

@@ -31,7 +31,7 @@ describe.each(targets)('metadata migrations on $name', ({ open }) => {
     const { url, done } = await open()
     try {
       const first = openMetaDb(url)
-      expect(await migrateMeta(first.db, first.dialect)).toEqual(migrations.map((m) => m.name))
+      expect(await migrateMeta(first.db, first.dialect)).toEqual(migrations.map((m) => m.name).sort())
       await first.close()
       const second = openMetaDb(url)
       expect(await migrateMeta(second.db, second.dialect)).toEqual([])

@@ -51,9 +51,19 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
       return options.params && Object.keys(options.params).length > 0
         ? await target.session.queryBindAsync(text, options.params, opts)
         : await target.session.queryAsync(text, opts)
+    } catch (err) {
+      // A killed query leaves output behind in its session that the next query would read: start afresh.
+      if (/QUERY_WAS_CANCELLED|TIMEOUT_EXCEEDED/.test(String((err as Error)?.message))) recycle(target)
+      throw err
     } finally {
       target.running--
     }
+  }
+
+  function recycle(entry: PooledSession) {
+    const old = entry.session
+    entry.session = new Session(dataDir, { connectionArgs: CONNECTION_ARGS })
+    old.close()
   }
 
   return {
@@ -151,7 +161,11 @@ function withSettings(sql: string, options: EventQueryOptions): string {
       return `${k} = ${typeof v === 'number' ? v : `'${String(v).replace(/[\\']/g, '\\$&')}'`}`
     })
     .join(', ')
-  return `${sql.replace(/;\s*$/, '')}\nSETTINGS ${clause}`
+  const trimmed = sql.replace(/;\s*$/, '')
+  // The HogQL printer ends its queries with a SETTINGS clause of its own: extend it rather than add a second one.
+  return TRAILING_SETTINGS.test(trimmed) ? `${trimmed}, ${clause}` : `${trimmed}\nSETTINGS ${clause}`
 }
+
+const TRAILING_SETTINGS = /\bSETTINGS\s+[a-z_][a-z0-9_]*\s*=\s*[^()]*$/i
 
 export { withSettings as appendSettings }

@@ -25,7 +25,8 @@ export const EVENT_STORE_DDL = [
     INDEX uuid_bloom uuid TYPE bloom_filter(0.01) GRANULARITY 4
   ) ENGINE = MergeTree
   PARTITION BY toYYYYMM(timestamp)
-  ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))`,
+  ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))
+  SAMPLE BY cityHash64(distinct_id)`,
   `CREATE TABLE IF NOT EXISTS persons (
     team_id Int64,
     id UUID,

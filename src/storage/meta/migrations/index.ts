@@ -1,6 +1,10 @@
 import type { MetaMigration } from '../migrate.js'
 import { foundation } from './0001-foundation.js'
 import { persons } from './0002-persons.js'
+import { definitions } from './0003-definitions.js'
+import { flags } from './0004-flags.js'
+import { queries } from './0005-queries.js'
+import { ingest } from './0006-ingest.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
-export const migrations: MetaMigration[] = [foundation, persons]
+export const migrations: MetaMigration[] = [foundation, persons, definitions, flags, queries, ingest]
