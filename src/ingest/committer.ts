@@ -1,0 +1,155 @@
+import type { EventStore } from '../storage/events/types.js'
+
+/** One event row for the event store, as JSONEachRow serialises it. */
+export interface EventRow {
+  uuid: string
+  team_id: number
+  event: string
+  distinct_id: string
+  person_id: string
+  properties: string
+  timestamp: string
+  created_at: string
+  elements_chain: string
+  $session_id: string
+  $window_id: string
+  $group_0: string
+  $group_1: string
+  $group_2: string
+  $group_3: string
+  $group_4: string
+}
+
+export interface CommitBatch {
+  events: EventRow[]
+  persons: object[]
+  distinctIds: object[]
+  groups: object[]
+}
+
+export interface CommitResult {
+  /** Events written; the rest were already stored (a retried batch) and were skipped. */
+  inserted: number
+}
+
+interface Pending {
+  batch: CommitBatch
+  resolve: (r: CommitResult) => void
+  reject: (e: unknown) => void
+}
+
+/**
+ * Group commit: requests that arrive while an insert runs wait for the next one and share it, so the engine
+ * sees a few large inserts instead of many small ones. A request's promise settles only after its rows are
+ * written, so a 2xx always means stored. Events whose uuid is already stored are skipped (retries are safe).
+ */
+export function createCommitter(deps: { events: EventStore; maxRows?: number }) {
+  const maxRows = deps.maxRows ?? 20_000
+  const queue: Pending[] = []
+  let queuedRows = 0
+  let running: Promise<void> | undefined
+
+  function schedule() {
+    if (running || queue.length === 0) return
+    const take: Pending[] = []
+    let rows = 0
+    while (queue.length > 0 && (take.length === 0 || rows + queue[0].batch.events.length <= maxRows)) {
+      const next = queue.shift() as Pending
+      rows += next.batch.events.length
+      take.push(next)
+    }
+    queuedRows -= rows
+    running = flush(take).finally(() => {
+      running = undefined
+      schedule()
+    })
+  }
+
+  async function flush(items: Pending[]) {
+    try {
+      const events: EventRow[] = []
+      const persons: object[] = []
+      const distinctIds: object[] = []
+      const groups: object[] = []
+      for (const { batch } of items) {
+        for (const e of batch.events) events.push(e)
+        for (const p of batch.persons) persons.push(p)
+        for (const d of batch.distinctIds) distinctIds.push(d)
+        for (const g of batch.groups) groups.push(g)
+      }
+      const stored = await storedUuids(events)
+      const seen = new Set<string>(stored)
+      const fresh: EventRow[] = []
+      for (const e of events) {
+        if (seen.has(e.uuid)) continue
+        seen.add(e.uuid)
+        fresh.push(e)
+      }
+      const writes: Promise<void>[] = []
+      if (persons.length > 0) writes.push(deps.events.insertJsonEachRow('persons', ndjson(persons)))
+      if (distinctIds.length > 0) writes.push(deps.events.insertJsonEachRow('person_distinct_ids', ndjson(distinctIds)))
+      if (groups.length > 0) writes.push(deps.events.insertJsonEachRow('groups', ndjson(groups)))
+      if (fresh.length > 0) writes.push(deps.events.insertJsonEachRow('events', ndjson(fresh)))
+      await Promise.all(writes)
+      // Each request learns how many of its own events were new.
+      const freshIds = new Set(fresh.map((e) => e.uuid))
+      for (const item of items) {
+        let inserted = 0
+        for (const e of item.batch.events) {
+          if (freshIds.delete(e.uuid)) inserted++
+        }
+        item.resolve({ inserted })
+      }
+    } catch (err) {
+      for (const item of items) item.reject(err)
+    }
+  }
+
+  /** Which of these uuids the store already holds, looking only at the days the batch covers. */
+  async function storedUuids(events: EventRow[]): Promise<string[]> {
+    if (events.length === 0) return []
+    const teams = [...new Set(events.map((e) => e.team_id))]
+    let min = events[0].timestamp
+    let max = events[0].timestamp
+    for (const e of events) {
+      if (e.timestamp < min) min = e.timestamp
+      if (e.timestamp > max) max = e.timestamp
+    }
+    const result = await deps.events.query<[string]>(
+      `SELECT toString(uuid) FROM events
+       WHERE team_id IN {teams:Array(Int64)}
+         AND toDate(timestamp) BETWEEN toDate({min:DateTime64(6)}) AND toDate({max:DateTime64(6)})
+         AND uuid IN {uuids:Array(UUID)}`,
+      { params: { teams, min, max, uuids: events.map((e) => e.uuid) } },
+    )
+    return result.rows.map((r) => r[0])
+  }
+
+  return {
+    commit(batch: CommitBatch): Promise<CommitResult> {
+      return new Promise<CommitResult>((resolve, reject) => {
+        queue.push({ batch, resolve, reject })
+        queuedRows += batch.events.length
+        schedule()
+      })
+    },
+    /** Resolves once everything queued so far is written. */
+    async drain() {
+      while (running || queue.length > 0) {
+        schedule()
+        await running
+      }
+    },
+    get queuedRows() {
+      return queuedRows
+    },
+  }
+}
+
+function ndjson(rows: object[]): string {
+  let out = ''
+  for (const row of rows) out += `${JSON.stringify(row)}\n`
+  return out
+}
+
+export type Committer = ReturnType<typeof createCommitter>

@@ -1,0 +1,234 @@
+/**
+ * Turns the raw body of a capture (`/e/`, `/i/v0/e/`, `/batch/`, …) or `/flags` request into the JSON value the
+ * SDK meant to send. The official SDKs wrap that JSON in several ways, sometimes without saying so:
+ *
+ * - plain JSON (posthog-node without compression, curl);
+ * - gzip, announced by `Content-Encoding: gzip` or `?compression=gzip|gzip-js`, or not announced at all
+ *   (posthog-js sends gzip as `text/plain` with no header and no query) — so the magic bytes decide;
+ * - lz-string base64 (`?compression=lz64`), raw or as a form field `data=`;
+ * - base64 JSON, raw or as a form field `data=` (posthog-js `/flags` with `?compression=base64`);
+ * - the same `data=` in the query string of a GET.
+ *
+ * Any layer that does not decode throws a {@link DecodeError} whose message names the layer and the reason.
+ */
+
+import { promisify } from 'node:util'
+import { brotliDecompress, brotliDecompressSync, gunzip, gunzipSync, inflate, inflateSync } from 'node:zlib'
+import LZString from 'lz-string'
+
+export class DecodeError extends Error {
+  override readonly name: string = 'DecodeError'
+  /** 400 for a malformed body, 413 when the decoded body is larger than allowed. */
+  readonly statusCode: number = 400
+}
+
+export class PayloadTooLargeError extends DecodeError {
+  override readonly name = 'PayloadTooLargeError'
+  override readonly statusCode = 413
+}
+
+export interface DecodeInput {
+  body: Buffer
+  contentType?: string
+  contentEncoding?: string
+  query: Record<string, string | undefined>
+  /** Largest decoded size accepted, in bytes (gzip/lz64 bombs). Default 20 MiB. */
+  maxBytes?: number
+}
+
+type Compression = 'none' | 'gzip' | 'deflate' | 'br' | 'lz64' | 'base64'
+
+const DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+// Below this, the thread-pool hop of async zlib costs more than inflating inline.
+const SYNC_INFLATE_LIMIT = 64 * 1024
+
+const gunzipAsync = promisify(gunzip)
+const inflateAsync = promisify(inflate)
+const brotliAsync = promisify(brotliDecompress)
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+export async function decodeCaptureBody(input: DecodeInput): Promise<unknown> {
+  const maxBytes = input.maxBytes ?? DEFAULT_MAX_BYTES
+  let hint = compressionFromQuery(input.query.compression)
+  const encoding = compressionFromHeader(input.contentEncoding)
+  let bytes: Buffer = input.body
+
+  if (bytes.length === 0) {
+    const fromQuery = input.query.data
+    if (fromQuery === undefined || fromQuery === '') throw new DecodeError('request body is empty')
+    return decodeText(fromQuery, hint, maxBytes, true)
+  }
+
+  if (encoding !== 'none' || hint === 'gzip' || isGzip(bytes)) {
+    const kind = isGzip(bytes) ? 'gzip' : encoding !== 'none' ? encoding : 'gzip'
+    if (kind === 'gzip' && !isGzip(bytes) && looksLikeJson(bytes)) {
+      // Announced as gzip but sent plain (a proxy already inflated it): take the body as it is.
+    } else {
+      bytes = await inflateBytes(bytes, kind, maxBytes)
+    }
+    if (hint === 'gzip') hint = 'none'
+  } else if (bytes.length > maxBytes) {
+    throw new PayloadTooLargeError(`request body is ${bytes.length} bytes, over the ${maxBytes} byte limit`)
+  }
+
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    throw new DecodeError('request body is not valid UTF-8 (and not gzip)')
+  }
+
+  let fromForm = false
+  if (isForm(input.contentType, text)) {
+    const form = new URLSearchParams(text)
+    const data = form.get('data')
+    if (data === null) throw new DecodeError("form-encoded body has no 'data' field")
+    const formCompression = form.get('compression')
+    if (formCompression !== null) hint = compressionFromQuery(formCompression)
+    text = data
+    fromForm = true
+  }
+  return decodeText(text, hint, maxBytes, fromForm)
+}
+
+async function decodeText(text: string, hint: Compression, maxBytes: number, fromForm: boolean): Promise<unknown> {
+  let payload = text.trim()
+  if (payload === '') throw new DecodeError('payload is empty')
+  // A form decoder turns an unescaped '+' into a space; base64 has no spaces, so put them back.
+  if (fromForm && payload.includes(' ')) payload = payload.replaceAll(' ', '+')
+
+  const first = payload.charCodeAt(0)
+  if (hint === 'lz64' && first !== 0x7b && first !== 0x5b) {
+    return parseJson(decompressLz64(payload, maxBytes), 'lz64-decoded payload')
+  }
+  if (first === 0x7b /* { */ || first === 0x5b /* [ */) {
+    // A '[' or '{' can still open base64 only in theory ('[' and '{' are not in the alphabet), so this is JSON.
+    return parseJson(payload, 'payload')
+  }
+  if (!isBase64(payload)) {
+    throw new DecodeError(
+      hint === 'base64'
+        ? 'payload is not valid base64'
+        : 'payload is neither JSON nor base64 (is a compression parameter missing?)',
+    )
+  }
+  let decoded: Buffer = Buffer.from(payload, 'base64')
+  if (decoded.length === 0) throw new DecodeError('base64 payload decodes to nothing')
+  if (isGzip(decoded)) decoded = await inflateBytes(decoded, 'gzip', maxBytes)
+  else if (decoded.length > maxBytes) {
+    throw new PayloadTooLargeError(`decoded payload is over the ${maxBytes} byte limit`)
+  }
+  let json: string
+  try {
+    json = utf8.decode(decoded)
+  } catch {
+    throw new DecodeError('base64 payload does not decode to UTF-8 text')
+  }
+  return parseJson(json, 'base64-decoded payload')
+}
+
+function decompressLz64(payload: string, maxBytes: number): string {
+  // lz-string pads to a multiple of four itself, sometimes with three '=', so only the alphabet is checked.
+  const compact = /\s/.test(payload) ? payload.replace(/\s+/g, '') : payload
+  if (!LZ64.test(compact)) throw new DecodeError('lz64 payload is not valid base64 text')
+  let out: string | null
+  try {
+    out = LZString.decompressFromBase64(compact)
+  } catch (err) {
+    throw new DecodeError(`invalid lz64 data: ${(err as Error).message}`)
+  }
+  if (out === null || out === '') throw new DecodeError('invalid lz64 data: nothing decompressed')
+  // UTF-16 length is a lower bound of the UTF-8 size; good enough to stop a bomb.
+  if (out.length > maxBytes) throw new PayloadTooLargeError(`lz64 payload decompresses past ${maxBytes} bytes`)
+  return out
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    throw new DecodeError(`${what} is not valid JSON: ${(err as Error).message}`)
+  }
+}
+
+async function inflateBytes(bytes: Buffer, kind: Compression, maxBytes: number): Promise<Buffer> {
+  const options = { maxOutputLength: maxBytes }
+  try {
+    if (bytes.length <= SYNC_INFLATE_LIMIT) {
+      if (kind === 'deflate') return inflateSync(bytes, options)
+      if (kind === 'br') return brotliDecompressSync(bytes, options)
+      return gunzipSync(bytes, options)
+    }
+    if (kind === 'deflate') return await inflateAsync(bytes, options)
+    if (kind === 'br') return await brotliAsync(bytes, options)
+    return await gunzipAsync(bytes, options)
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    if (e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) {
+      throw new PayloadTooLargeError(`${kind} body decompresses past the ${maxBytes} byte limit`)
+    }
+    throw new DecodeError(`invalid ${kind} data: ${e.message}`)
+  }
+}
+
+function compressionFromQuery(value: string | undefined): Compression {
+  if (value === undefined) return 'none'
+  switch (value.trim().toLowerCase()) {
+    case '':
+    case 'none':
+      return 'none'
+    case 'gzip':
+    case 'gzip-js':
+      return 'gzip'
+    case 'lz64':
+    case 'lz-string':
+      return 'lz64'
+    case 'base64':
+      return 'base64'
+    default:
+      throw new DecodeError(`unsupported compression '${value}' (expected gzip, gzip-js, lz64 or base64)`)
+  }
+}
+
+function compressionFromHeader(value: string | undefined): Compression {
+  if (value === undefined) return 'none'
+  const v = value.trim().toLowerCase()
+  if (v === '' || v === 'identity') return 'none'
+  if (v === 'gzip' || v === 'x-gzip') return 'gzip'
+  if (v === 'deflate') return 'deflate'
+  if (v === 'br') return 'br'
+  throw new DecodeError(`unsupported Content-Encoding '${value}' (expected gzip, deflate or br)`)
+}
+
+function isGzip(bytes: Buffer): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b
+}
+
+function looksLikeJson(bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]
+    if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue
+    return b === 0x7b || b === 0x5b
+  }
+  return false
+}
+
+function isForm(contentType: string | undefined, text: string): boolean {
+  if (contentType?.toLowerCase().includes('application/x-www-form-urlencoded')) {
+    const first = text.trimStart().charCodeAt(0)
+    // Some clients label a JSON body as a form; only a body that is not JSON is read as one.
+    return first !== 0x7b && first !== 0x5b
+  }
+  return text.startsWith('data=')
+}
+
+// Standard and URL-safe alphabets, optional padding, whitespace tolerated (line-wrapped base64).
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/
+const LZ64 = /^[A-Za-z0-9+/]+=*$/
+
+function isBase64(text: string): boolean {
+  const compact = /\s/.test(text) ? text.replace(/\s+/g, '') : text
+  if (compact.length === 0 || !BASE64.test(compact)) return false
+  const unpadded = compact.replace(/=+$/, '').length
+  return unpadded % 4 !== 1
+}

@@ -1,0 +1,427 @@
+import crypto from 'node:crypto'
+import type { Transaction } from 'kysely'
+import type { PersonStore } from '../persons/store.js'
+import type { MetaDatabase } from '../storage/meta/schema.js'
+import type { NormalizedEvent } from './normalize.js'
+
+type Props = Record<string, unknown>
+
+interface CachedPerson {
+  id: string
+  properties: Props
+  isIdentified: boolean
+  version: number
+  createdAt: string
+}
+
+/** Rows for the event store's mirror tables, written with the events of the same commit. */
+export interface MirrorRows {
+  persons: object[]
+  distinctIds: object[]
+  groups: object[]
+}
+
+export interface ProcessedBatch {
+  /** Person id for each event, in order. */
+  personIds: string[]
+  /** `$group_0..4` for each event, in order. */
+  groupColumns: string[][]
+  mirror: MirrorRows
+}
+
+const MAX_GROUP_TYPES = 5
+const CACHE_LIMIT = 200_000
+
+/** PostHog's id for events of people without a profile: stable per (project, distinct id). */
+export function personlessId(teamId: number, distinctId: string): string {
+  const h = crypto.createHash('sha1').update(`${teamId}:${distinctId}`).digest('hex')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((Number.parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`
+}
+
+const chTime = (iso: string) => iso.replace('T', ' ').replace('Z', '')
+
+/**
+ * Person and group processing, in event order: `$set`/`$set_once`/`$unset`, `$identify` and `$create_alias`
+ * merges, `$merge_dangerously`, `$groupidentify`, group columns. The metadata store is the source of truth;
+ * a bounded cache of (project, distinct id) → person keeps the common case (a known person, nothing to change)
+ * free of queries. Batches of one project run one at a time, so two requests never create the same person twice.
+ */
+export function createPersonProcessor(deps: { persons: PersonStore; clock: () => Date }) {
+  const cache = new Map<string, CachedPerson | null>()
+  const groupTypes = new Map<number, Map<string, number>>()
+  const locks = new Map<number, Promise<unknown>>()
+
+  const cacheKey = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`
+  function remember(key: string, person: CachedPerson | null) {
+    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string)
+    cache.set(key, person)
+  }
+
+  async function withTeamLock<T>(teamId: number, fn: () => Promise<T>): Promise<T> {
+    const previous = locks.get(teamId) ?? Promise.resolve()
+    const run = previous.then(fn, fn)
+    const settled = run.catch(() => undefined)
+    locks.set(teamId, settled)
+    try {
+      return await run
+    } finally {
+      if (locks.get(teamId) === settled) locks.delete(teamId)
+    }
+  }
+
+  async function loadGroupTypes(teamId: number): Promise<Map<string, number>> {
+    let types = groupTypes.get(teamId)
+    if (!types) {
+      const rows = await deps.persons.groupTypeMapping(teamId)
+      types = new Map(rows.map((r) => [r.group_type, r.group_type_index]))
+      groupTypes.set(teamId, types)
+    }
+    return types
+  }
+
+  return {
+    /** Forgets cached persons (tests, or after an outside change to the metadata store). */
+    clearCache() {
+      cache.clear()
+      groupTypes.clear()
+    },
+
+    /** Group type name → index for a project (`$group_0..4`), as known so far. */
+    groupTypeIndexes: loadGroupTypes,
+
+    process(teamId: number, events: NormalizedEvent[]): Promise<ProcessedBatch> {
+      return withTeamLock(teamId, () => processBatch(teamId, events))
+    },
+  }
+
+  async function processBatch(teamId: number, events: NormalizedEvent[]): Promise<ProcessedBatch> {
+    const now = deps.clock().toISOString()
+    const mirror: MirrorRows = { persons: [], distinctIds: [], groups: [] }
+    const personIds: string[] = new Array(events.length)
+    const groupColumns: string[][] = new Array(events.length)
+    const types = await loadGroupTypes(teamId)
+
+    // Fast path: nothing to write when every event's person is cached and nothing about it changes.
+    const staged = new Map<string, CachedPerson | null>()
+    const newTypes: [string, number][] = []
+
+    const needsTx = events.some((ev) => {
+      if (ev.event === '$identify' || ev.event === '$create_alias' || ev.event === '$merge_dangerously') return true
+      if (ev.event === '$groupidentify' || ev.event === '$group_identify') return true
+      for (const type of Object.keys(ev.groups)) if (!types.has(type)) return true
+      const cached = cache.get(cacheKey(teamId, ev.distinctId))
+      if (cached === undefined) return true
+      if (!ev.processPerson) return false
+      if (cached === null) return true
+      return changesProperties(cached.properties, ev)
+    })
+
+    if (!needsTx) {
+      for (let i = 0; i < events.length; i++) {
+        const ev = events[i]
+        const cached = cache.get(cacheKey(teamId, ev.distinctId))
+        personIds[i] = cached ? cached.id : personlessId(teamId, ev.distinctId)
+        groupColumns[i] = groupColumnsOf(ev, types)
+      }
+      return { personIds, groupColumns, mirror }
+    }
+
+    await deps.persons.db.transaction().execute(async (tx) => {
+      const lookup = async (distinctId: string): Promise<CachedPerson | null> => {
+        const key = cacheKey(teamId, distinctId)
+        if (staged.has(key)) return staged.get(key) ?? null
+        const cached = cache.get(key)
+        if (cached !== undefined) return cached
+        const row = await deps.persons.personFor(tx, teamId, distinctId)
+        const person = row
+          ? {
+              id: row.id,
+              properties: JSON.parse(row.properties) as Props,
+              isIdentified: row.is_identified === 1,
+              version: Number(row.version),
+              createdAt: row.created_at,
+            }
+          : null
+        staged.set(key, person)
+        return person
+      }
+      const stage = (distinctId: string, person: CachedPerson | null) =>
+        staged.set(cacheKey(teamId, distinctId), person)
+
+      const mirrorPerson = (p: CachedPerson, deleted = false) =>
+        mirror.persons.push({
+          team_id: teamId,
+          id: p.id,
+          properties: JSON.stringify(p.properties),
+          created_at: chTime(p.createdAt),
+          is_identified: p.isIdentified ? 1 : 0,
+          is_deleted: deleted ? 1 : 0,
+          version: p.version,
+        })
+      const mirrorDistinctId = (distinctId: string, personId: string, version: number) =>
+        mirror.distinctIds.push({
+          team_id: teamId,
+          distinct_id: distinctId,
+          person_id: personId,
+          is_deleted: 0,
+          version,
+        })
+
+      const createPerson = async (distinctIds: string[], props: Props, identified: boolean, createdAt: string) => {
+        const person: CachedPerson = {
+          id: crypto.randomUUID(),
+          properties: props,
+          isIdentified: identified,
+          version: 0,
+          createdAt,
+        }
+        await tx
+          .insertInto('persons')
+          .values({
+            id: person.id,
+            team_id: teamId,
+            properties: JSON.stringify(props),
+            is_identified: identified ? 1 : 0,
+            version: 0,
+            created_at: createdAt,
+          })
+          .execute()
+        for (const d of distinctIds) {
+          await tx
+            .insertInto('person_distinct_ids')
+            .values({ team_id: teamId, distinct_id: d, person_id: person.id, version: 0 })
+            .execute()
+          stage(d, person)
+          mirrorDistinctId(d, person.id, 0)
+        }
+        mirrorPerson(person)
+        return person
+      }
+
+      const savePerson = async (person: CachedPerson) => {
+        person.version += 1
+        await tx
+          .updateTable('persons')
+          .set({
+            properties: JSON.stringify(person.properties),
+            is_identified: person.isIdentified ? 1 : 0,
+            version: person.version,
+          })
+          .where('id', '=', person.id)
+          .execute()
+        mirrorPerson(person)
+      }
+
+      const addDistinctId = async (person: CachedPerson, distinctId: string) => {
+        await tx
+          .insertInto('person_distinct_ids')
+          .values({ team_id: teamId, distinct_id: distinctId, person_id: person.id, version: 0 })
+          .onConflict((oc) => oc.columns(['team_id', 'distinct_id']).doUpdateSet({ person_id: person.id }))
+          .execute()
+        stage(distinctId, person)
+        mirrorDistinctId(distinctId, person.id, 0)
+      }
+
+      /** Moves every distinct id of `source` to `target` and removes `source`; target's properties win. */
+      const merge = async (source: CachedPerson, target: CachedPerson) => {
+        const moved = await tx
+          .selectFrom('person_distinct_ids')
+          .select(['distinct_id', 'version'])
+          .where('person_id', '=', source.id)
+          .execute()
+        await tx
+          .updateTable('person_distinct_ids')
+          .set((eb) => ({ person_id: target.id, version: eb('version', '+', 1) }))
+          .where('person_id', '=', source.id)
+          .execute()
+        const overrides = await tx
+          .selectFrom('feature_flag_hash_key_overrides')
+          .selectAll()
+          .where('team_id', '=', teamId)
+          .where('person_id', '=', source.id)
+          .execute()
+        if (overrides.length > 0) {
+          await tx
+            .insertInto('feature_flag_hash_key_overrides')
+            .values(overrides.map((o) => ({ ...o, person_id: target.id })))
+            .onConflict((oc) => oc.doNothing())
+            .execute()
+          await tx.deleteFrom('feature_flag_hash_key_overrides').where('person_id', '=', source.id).execute()
+        }
+        await tx.deleteFrom('persons').where('id', '=', source.id).execute()
+        for (const m of moved) {
+          stage(m.distinct_id, target)
+          mirrorDistinctId(m.distinct_id, target.id, Number(m.version) + 1)
+        }
+        source.version += 1
+        mirrorPerson(source, true)
+        target.properties = { ...source.properties, ...target.properties }
+        if (Date.parse(source.createdAt) < Date.parse(target.createdAt)) target.createdAt = source.createdAt
+        target.isIdentified = true
+      }
+
+      for (let i = 0; i < events.length; i++) {
+        const ev = events[i]
+        groupColumns[i] = await groupColumnsFor(ev)
+        if (ev.event === '$groupidentify' || ev.event === '$group_identify') await identifyGroup(ev)
+
+        if (!ev.processPerson) {
+          const existing = await lookup(ev.distinctId)
+          personIds[i] = existing ? existing.id : personlessId(teamId, ev.distinctId)
+          continue
+        }
+
+        let person = await lookup(ev.distinctId)
+        const other = mergeTarget(ev)
+        if (other !== undefined && other !== ev.distinctId) {
+          const otherPerson = await lookup(other)
+          const force = ev.event === '$merge_dangerously'
+          if (!person && !otherPerson) {
+            person = await createPerson([ev.distinctId, other], {}, true, ev.timestamp.toISOString())
+          } else if (person && !otherPerson) {
+            await addDistinctId(person, other)
+          } else if (!person && otherPerson) {
+            if (otherPerson.isIdentified && !force && ev.event === '$identify') {
+              person = await createPerson([ev.distinctId], {}, true, ev.timestamp.toISOString())
+            } else {
+              await addDistinctId(otherPerson, ev.distinctId)
+              person = otherPerson
+            }
+          } else if (person && otherPerson && person.id !== otherPerson.id) {
+            if (force || !otherPerson.isIdentified) await merge(otherPerson, person)
+          }
+          if (person && !person.isIdentified && ev.event === '$identify') person.isIdentified = true
+        }
+
+        const hasChanges = !person || changesProperties(person.properties, ev)
+        if (!person) {
+          person = await createPerson(
+            [ev.distinctId],
+            applyChanges({}, ev),
+            ev.event === '$identify',
+            ev.timestamp.toISOString(),
+          )
+        } else if (hasChanges || other !== undefined) {
+          person.properties = applyChanges(person.properties, ev)
+          await savePerson(person)
+        }
+        personIds[i] = person.id
+      }
+
+      async function groupColumnsFor(ev: NormalizedEvent): Promise<string[]> {
+        for (const type of Object.keys(ev.groups)) await ensureGroupType(type)
+        return groupColumnsOf(ev, types)
+      }
+
+      async function ensureGroupType(type: string): Promise<number | undefined> {
+        const known = types.get(type)
+        if (known !== undefined) return known
+        if (types.size >= MAX_GROUP_TYPES) return undefined
+        const index = types.size
+        await tx
+          .insertInto('group_type_mappings')
+          .values({
+            team_id: teamId,
+            group_type: type,
+            group_type_index: index,
+            name_singular: null,
+            name_plural: null,
+          })
+          .onConflict((oc) => oc.doNothing())
+          .execute()
+        types.set(type, index)
+        newTypes.push([type, index])
+        return index
+      }
+
+      async function identifyGroup(ev: NormalizedEvent) {
+        const type = typeof ev.properties.$group_type === 'string' ? ev.properties.$group_type : undefined
+        const rawKey = ev.properties.$group_key
+        const key = typeof rawKey === 'string' ? rawKey : typeof rawKey === 'number' ? String(rawKey) : undefined
+        if (!type || !key) return
+        const index = await ensureGroupType(type)
+        if (index === undefined) return
+        const set = isObject(ev.properties.$group_set) ? ev.properties.$group_set : {}
+        const existing = await tx
+          .selectFrom('groups')
+          .selectAll()
+          .where('team_id', '=', teamId)
+          .where('group_type_index', '=', index)
+          .where('group_key', '=', key)
+          .executeTakeFirst()
+        const properties = { ...(existing ? (JSON.parse(existing.properties) as Props) : {}), ...set }
+        const version = existing ? Number(existing.version) + 1 : 0
+        const createdAt = existing?.created_at ?? ev.timestamp.toISOString()
+        await tx
+          .insertInto('groups')
+          .values({
+            team_id: teamId,
+            group_type_index: index,
+            group_key: key,
+            properties: JSON.stringify(properties),
+            version,
+            created_at: createdAt,
+          })
+          .onConflict((oc) =>
+            oc
+              .columns(['team_id', 'group_type_index', 'group_key'])
+              .doUpdateSet({ properties: JSON.stringify(properties), version }),
+          )
+          .execute()
+        mirror.groups.push({
+          team_id: teamId,
+          group_type_index: index,
+          group_key: key,
+          group_properties: JSON.stringify(properties),
+          created_at: chTime(createdAt),
+          version,
+        })
+      }
+    })
+
+    for (const [key, person] of staged) remember(key, person)
+    return { personIds, groupColumns, mirror }
+  }
+}
+
+function mergeTarget(ev: NormalizedEvent): string | undefined {
+  const pick = (v: unknown) => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined)
+  if (ev.event === '$identify') return pick(ev.properties.$anon_distinct_id)
+  if (ev.event === '$create_alias' || ev.event === '$merge_dangerously') return pick(ev.properties.alias)
+  return undefined
+}
+
+function groupColumnsOf(ev: NormalizedEvent, types: Map<string, number>): string[] {
+  const columns = ['', '', '', '', '']
+  for (const [type, key] of Object.entries(ev.groups)) {
+    const index = types.get(type)
+    if (index !== undefined) columns[index] = key
+  }
+  return columns
+}
+
+function changesProperties(current: Props, ev: NormalizedEvent): boolean {
+  for (const [k, v] of Object.entries(ev.setProps)) if (!sameValue(current[k], v)) return true
+  for (const k of Object.keys(ev.setOnceProps)) if (!(k in current)) return true
+  for (const k of ev.unsetProps) if (k in current) return true
+  return false
+}
+
+function applyChanges(current: Props, ev: NormalizedEvent): Props {
+  const next: Props = { ...current }
+  for (const [k, v] of Object.entries(ev.setOnceProps)) if (!(k in next)) next[k] = v
+  for (const [k, v] of Object.entries(ev.setProps)) next[k] = v
+  for (const k of ev.unsetProps) delete next[k]
+  return next
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  return JSON.stringify(a) === JSON.stringify(b)
+}
+
+const isObject = (v: unknown): v is Props => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+export type PersonProcessor = ReturnType<typeof createPersonProcessor>
+export type { MetaDatabase, Transaction }

@@ -1,0 +1,252 @@
+import { extractDefinitions } from '../definitions/extract.js'
+import { AuthenticationError, QuotaExceeded, ValidationError } from '../http/errors.js'
+import type { OrganizationStore } from '../organizations/store.js'
+import type { ProjectRow, ProjectStore } from '../projects/store.js'
+import type { CommitResult, Committer, EventRow } from './committer.js'
+import type { GeoIp } from './geoip.js'
+import { CaptureValidationError, isHistoricallyValid, type NormalizedEvent, normalizeEvent } from './normalize.js'
+import type { PersonProcessor } from './persons.js'
+import type { UsageStore } from './usage-store.js'
+
+export interface Discovery {
+  eventName: string
+  eventProperties: { name: string; type: string | null }[]
+  personProperties: { name: string; type: string | null }[]
+  groupProperties: { groupTypeIndex: number; name: string; type: string | null }[]
+}
+
+export interface CaptureInput {
+  token: string | undefined
+  events: unknown[]
+  historicalMigration: boolean
+  sentAt?: string
+  ip?: string
+  /** The request carried a list of events (attrs then name `batch__<i>__<field>`). */
+  isBatch?: boolean
+}
+
+const TOKEN_CACHE_MS = 30_000
+const BACKGROUND_INTERVAL_MS = 250
+
+const chTime = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '')
+
+/**
+ * Capture: validate a whole request first (one bad event rejects the request and stores nothing, so a client may
+ * retry it whole), then persons and groups, then one shared insert. Definitions discovery and usage counting run
+ * off the hot path, in a background loop that `close()` drains.
+ */
+export function createIngestService(deps: {
+  projects: Pick<ProjectStore, 'getByToken'>
+  organizations: Pick<OrganizationStore, 'get'>
+  persons: PersonProcessor
+  committer: Committer
+  usage: UsageStore
+  geoip?: GeoIp
+  recordDiscoveries?: (teamId: number, items: Discovery[], seenAt: Date) => Promise<void>
+  clock: () => Date
+  onError: (err: unknown, what: string) => void
+}) {
+  const tokens = new Map<string, { project: ProjectRow | undefined; at: number }>()
+  const pendingDiscoveries = new Map<number, Discovery[]>()
+  const pendingUsage = new Map<string, { billable: number; historical: number; month: string }>()
+  let backgroundRun: Promise<void> | undefined
+  const timer = setInterval(() => void runBackground(), BACKGROUND_INTERVAL_MS)
+  timer.unref()
+
+  async function projectFor(token: string | undefined): Promise<ProjectRow> {
+    if (!token) {
+      throw new AuthenticationError(
+        'API key not provided. You can find your project API key in your project settings.',
+        'authentication_failed',
+      )
+    }
+    const now = Date.now()
+    let entry = tokens.get(token)
+    if (!entry || now - entry.at > TOKEN_CACHE_MS) {
+      entry = { project: await deps.projects.getByToken(token), at: now }
+      if (tokens.size > 10_000) tokens.clear()
+      tokens.set(token, entry)
+    }
+    if (!entry.project) {
+      throw new AuthenticationError(
+        'Project API key invalid. You can find your project API key in your project settings.',
+        'authentication_failed',
+      )
+    }
+    return entry.project
+  }
+
+  function enrichWithGeo(ev: NormalizedEvent) {
+    if (!deps.geoip || ev.properties.$geoip_disable === true) return
+    const ip = ev.properties.$ip
+    if (typeof ip !== 'string' || ip === '') return
+    const geo = deps.geoip.lookup(ip)
+    const keys = Object.keys(geo)
+    if (keys.length === 0) return
+    for (const k of keys) if (ev.properties[k] === undefined) ev.properties[k] = geo[k]
+    if (!ev.processPerson) return
+    const initial: Record<string, unknown> = {}
+    for (const k of keys) initial[`$initial_${k.slice(1)}`] = geo[k]
+    ev.setProps = { ...geo, ...ev.setProps }
+    ev.setOnceProps = { ...initial, ...ev.setOnceProps }
+    ev.properties.$set = ev.setProps
+    ev.properties.$set_once = ev.setOnceProps
+  }
+
+  function queueBackground(project: ProjectRow, events: NormalizedEvent[], historical: boolean, inserted: number) {
+    if (inserted > 0) {
+      const month = deps.clock().toISOString().slice(0, 7)
+      const key = `${project.organization_id}|${month}`
+      const usage = pendingUsage.get(key) ?? { billable: 0, historical: 0, month }
+      if (historical) usage.historical += inserted
+      else usage.billable += inserted
+      pendingUsage.set(key, usage)
+    }
+    if (!deps.recordDiscoveries) return
+    let list = pendingDiscoveries.get(project.id)
+    if (!list) {
+      list = []
+      pendingDiscoveries.set(project.id, list)
+    }
+    const nowSeconds = Math.floor(deps.clock().getTime() / 1000)
+    for (const ev of events) {
+      const found = extractDefinitions(ev, nowSeconds)
+      if (found) list.push({ ...found, groupProperties: found.groupProperties as never })
+    }
+  }
+
+  async function runBackground(): Promise<void> {
+    if (backgroundRun) return backgroundRun
+    backgroundRun = (async () => {
+      const usage = [...pendingUsage.entries()]
+      pendingUsage.clear()
+      for (const [key, u] of usage) {
+        try {
+          await deps.usage.add(key.split('|')[0], u.month, u.billable, u.historical)
+        } catch (err) {
+          deps.onError(err, 'usage counting')
+          const again = pendingUsage.get(key) ?? { billable: 0, historical: 0, month: u.month }
+          again.billable += u.billable
+          again.historical += u.historical
+          pendingUsage.set(key, again)
+        }
+      }
+      const discoveries = [...pendingDiscoveries.entries()]
+      pendingDiscoveries.clear()
+      for (const [teamId, items] of discoveries) {
+        try {
+          const types = await deps.persons.groupTypeIndexes(teamId)
+          const resolved: Discovery[] = items.map((item) => ({
+            ...item,
+            groupProperties: (
+              item.groupProperties as unknown as { groupType: string; name: string; type: string | null }[]
+            )
+              .filter((g) => types.has(g.groupType))
+              .map((g) => ({ groupTypeIndex: types.get(g.groupType) as number, name: g.name, type: g.type })),
+          }))
+          await deps.recordDiscoveries?.(teamId, resolved, deps.clock())
+        } catch (err) {
+          deps.onError(err, 'definitions discovery')
+          // Keep them for the next round: an update is never dropped.
+          const list = pendingDiscoveries.get(teamId) ?? []
+          list.push(...items)
+          pendingDiscoveries.set(teamId, list)
+        }
+      }
+    })().finally(() => {
+      backgroundRun = undefined
+    })
+    return backgroundRun
+  }
+
+  return {
+    projectFor,
+
+    async capture(input: CaptureInput): Promise<CommitResult> {
+      const project = await projectFor(input.token)
+      const now = deps.clock()
+      if (input.events.length === 0) return { inserted: 0 }
+
+      const events: NormalizedEvent[] = new Array(input.events.length)
+      for (let i = 0; i < input.events.length; i++) {
+        try {
+          events[i] = normalizeEvent(input.events[i], i, { now, sentAt: input.sentAt, ip: input.ip })
+        } catch (err) {
+          if (err instanceof CaptureValidationError)
+            throw toValidationError(err, input.isBatch ?? input.events.length > 1)
+          throw err
+        }
+      }
+
+      if (input.historicalMigration) {
+        const org = await deps.organizations.get(project.organization_id)
+        if (org?.plan !== 'paid') {
+          throw new QuotaExceeded(
+            'Historical imports require a paid product analytics plan. Upgrade the organization to import historical events.',
+          )
+        }
+        const tooRecent = events.findIndex((ev) => !isHistoricallyValid(ev, now))
+        if (tooRecent >= 0) {
+          throw new ValidationError(
+            `Event ${tooRecent} ("${events[tooRecent].event}") has timestamp ${events[tooRecent].timestamp.toISOString()}, ` +
+              'but historical imports need timestamps at least 48 hours in the past.',
+            batchAttr(tooRecent, 'timestamp'),
+            'invalid_timestamp',
+          )
+        }
+      }
+
+      for (const ev of events) enrichWithGeo(ev)
+      const processed = await deps.persons.process(project.id, events)
+      const createdAt = chTime(now)
+      const rows: EventRow[] = events.map((ev, i) => {
+        const groups = processed.groupColumns[i]
+        return {
+          uuid: ev.uuid,
+          team_id: project.id,
+          event: ev.event,
+          distinct_id: ev.distinctId,
+          person_id: processed.personIds[i],
+          properties: JSON.stringify(ev.properties),
+          timestamp: chTime(ev.timestamp),
+          created_at: createdAt,
+          elements_chain: ev.elementsChain,
+          $session_id: ev.sessionId ?? '',
+          $window_id: ev.windowId ?? '',
+          $group_0: groups[0],
+          $group_1: groups[1],
+          $group_2: groups[2],
+          $group_3: groups[3],
+          $group_4: groups[4],
+        }
+      })
+      const result = await deps.committer.commit({ events: rows, ...processed.mirror })
+      queueBackground(project, events, input.historicalMigration, result.inserted)
+      return result
+    },
+
+    /** Writes pending usage counts and definitions now (tests, shutdown). */
+    flushBackground: async () => {
+      await runBackground()
+      await runBackground()
+    },
+
+    async close() {
+      clearInterval(timer)
+      await deps.committer.drain()
+      await runBackground()
+      await runBackground()
+    },
+  }
+}
+
+function batchAttr(index: number, attr: string | null): string {
+  return attr ? `batch__${index}__${attr}` : `batch__${index}`
+}
+
+function toValidationError(err: CaptureValidationError, isBatch: boolean): ValidationError {
+  const attr = err.index === null ? err.attr : isBatch ? batchAttr(err.index, err.attr) : err.attr
+  return new ValidationError(err.message, attr, 'invalid_payload')
+}
+
+export type IngestService = ReturnType<typeof createIngestService>

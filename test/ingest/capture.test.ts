@@ -1,0 +1,427 @@
+import { gzipSync } from 'node:zlib'
+import LZString from 'lz-string'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createTenant, startTestApp, type TestApp } from '../helpers/app.js'
+
+let t: TestApp
+let token: string
+beforeAll(async () => {
+  t = await startTestApp()
+  token = t.creds.project_api_key
+})
+afterAll(() => t.close())
+
+let seq = 0
+let distinctId: string
+beforeEach(() => {
+  seq++
+  distinctId = `user-${seq}-${Math.random().toString(36).slice(2)}`
+})
+
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  t.burrow.app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
+  })
+
+async function eventsOf(id: string) {
+  const result = await t.burrow.events.query<[string, string, string, string]>(
+    `SELECT event, toString(person_id), properties, toString(timestamp) FROM events
+     WHERE team_id = {team:Int64} AND distinct_id = {id:String} ORDER BY timestamp, event`,
+    { params: { team: t.creds.project_id, id } },
+  )
+  return result.rows.map(([event, personId, properties, timestamp]) => ({
+    event,
+    personId,
+    properties: JSON.parse(properties) as Record<string, unknown>,
+    timestamp,
+  }))
+}
+
+async function personOf(id: string) {
+  const person = await t.burrow.stores.persons.getByDistinctId(t.creds.project_id, id)
+  return person && { ...person, properties: JSON.parse(person.properties) as Record<string, unknown> }
+}
+
+describe('capture formats', () => {
+  it('stores a single JSON event and answers {status: 1}', async () => {
+    const res = await post('/i/v0/e/', {
+      api_key: token,
+      event: 'signup',
+      distinct_id: distinctId,
+      properties: { plan: 'pro' },
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ status: 1 })
+    const [ev] = await eventsOf(distinctId)
+    expect(ev.event).toBe('signup')
+    expect(ev.properties.plan).toBe('pro')
+  })
+
+  it('accepts a batch as {batch: [...]} with distinct ids in properties', async () => {
+    const res = await post('/batch/', {
+      api_key: token,
+      batch: [
+        { event: 'a', properties: { distinct_id: distinctId } },
+        { event: 'b', distinct_id: distinctId, properties: {} },
+      ],
+    })
+    expect(res.statusCode).toBe(200)
+    expect((await eventsOf(distinctId)).map((e) => e.event).sort()).toEqual(['a', 'b'])
+  })
+
+  it('accepts a batch as a bare array with the token in properties', async () => {
+    const res = await post('/e/', [{ event: 'arr', properties: { distinct_id: distinctId, token } }])
+    expect(res.statusCode).toBe(200)
+    expect(await eventsOf(distinctId)).toHaveLength(1)
+  })
+
+  it('accepts gzip with Content-Encoding, with ?compression=gzip-js, and unannounced gzip as text/plain', async () => {
+    const body = (event: string) => gzipSync(JSON.stringify({ api_key: token, event, distinct_id: distinctId }))
+    expect((await post('/e/', body('g1'), { 'content-encoding': 'gzip' })).statusCode).toBe(200)
+    expect(
+      (await post('/e/?compression=gzip-js', body('g2'), { 'content-type': 'application/octet-stream' })).statusCode,
+    ).toBe(200)
+    expect((await post('/e/', body('g3'), { 'content-type': 'text/plain' })).statusCode).toBe(200)
+    expect((await eventsOf(distinctId)).map((e) => e.event).sort()).toEqual(['g1', 'g2', 'g3'])
+  })
+
+  it('accepts lz64 form bodies and base64 data= forms', async () => {
+    const json = JSON.stringify([{ event: 'lz', properties: { distinct_id: distinctId, token } }])
+    const lz = `data=${encodeURIComponent(LZString.compressToBase64(json))}`
+    const form = { 'content-type': 'application/x-www-form-urlencoded' }
+    expect((await post('/e/?compression=lz64', lz, form)).statusCode).toBe(200)
+    const b64 = `data=${encodeURIComponent(Buffer.from(JSON.stringify({ api_key: token, event: 'b64', distinct_id: distinctId })).toString('base64'))}`
+    expect((await post('/e/', b64, form)).statusCode).toBe(200)
+    expect((await eventsOf(distinctId)).map((e) => e.event).sort()).toEqual(['b64', 'lz'])
+  })
+
+  it('answers CORS preflights for browser SDKs', async () => {
+    const res = await t.burrow.app.inject({
+      method: 'OPTIONS',
+      url: '/e/',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' },
+    })
+    expect(res.statusCode).toBe(204)
+    expect(res.headers['access-control-allow-origin']).toBe('https://shop.example')
+  })
+})
+
+describe('capture rules', () => {
+  it('rejects a missing or wrong project key with 401', async () => {
+    const missing = await post('/batch/', { batch: [{ event: 'x', distinct_id: distinctId }] })
+    expect(missing.statusCode).toBe(401)
+    expect(missing.json()).toMatchObject({ type: 'authentication_error', attr: null })
+    const wrong = await post('/batch/', { api_key: 'phc_nope', batch: [{ event: 'x', distinct_id: distinctId }] })
+    expect(wrong.statusCode).toBe(401)
+  })
+
+  it.each([
+    ['not JSON', '{"api_key": ', 400],
+    ['bad gzip', Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02]), 400],
+    ['a string', '"hello"', 400],
+    ['batch not an array', JSON.stringify({ api_key: 'x', batch: 5 }), 400],
+  ])('rejects a malformed body (%s) with PostHog error shape', async (_name, body, status) => {
+    const res = await post('/e/', body)
+    expect(res.statusCode).toBe(status)
+    expect(Object.keys(res.json()).sort()).toEqual(['attr', 'code', 'detail', 'type'])
+    expect(res.json().type).toBe('validation_error')
+  })
+
+  it('rejects a whole batch when one event is bad, naming it, and stores none of it', async () => {
+    const res = await post('/batch/', {
+      api_key: token,
+      batch: [
+        { event: 'good', distinct_id: distinctId },
+        { event: 'bad', properties: {} },
+      ],
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ type: 'validation_error', attr: 'batch__1__distinct_id' })
+    expect(res.json().detail).toContain('event 1')
+    expect(await eventsOf(distinctId)).toHaveLength(0)
+  })
+
+  it.each([
+    [{ distinct_id: 'x' }, 'event'],
+    [{ event: 42, distinct_id: 'x' }, 'event'],
+    [{ event: 'e', distinct_id: { a: 1 } }, 'distinct_id'],
+    [{ event: 'e', distinct_id: '' }, 'distinct_id'],
+    [{ event: 'e', distinct_id: 'x', properties: [1] }, 'properties'],
+  ])('rejects the bad event %o naming %s', async (event, attr) => {
+    const res = await post('/e/', { api_key: token, ...event })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().attr).toBe(attr)
+  })
+
+  it('keeps a sent uuid and stores a retried batch once', async () => {
+    const uuid = '0190f3b0-0000-7000-8000-000000000abc'.replace(
+      'abc',
+      Math.floor(Math.random() * 4095)
+        .toString(16)
+        .padStart(3, '0'),
+    )
+    const batch = { api_key: token, batch: [{ event: 'retry', distinct_id: distinctId, uuid }] }
+    expect((await post('/batch/', batch)).statusCode).toBe(200)
+    expect((await post('/batch/', batch)).statusCode).toBe(200)
+    const rows = await t.burrow.events.query<[string]>(
+      'SELECT toString(uuid) FROM events WHERE team_id = {team:Int64} AND distinct_id = {id:String}',
+      { params: { team: t.creds.project_id, id: distinctId } },
+    )
+    expect(rows.rows).toEqual([[uuid]])
+  })
+
+  it('corrects client clock skew with sent_at', async () => {
+    const clientNow = Date.now() - 3_600_000 // the client's clock is an hour behind
+    const eventTime = clientNow - 60_000 // the event happened a minute before sending
+    const res = await post('/batch/', {
+      api_key: token,
+      sent_at: new Date(clientNow).toISOString(),
+      batch: [{ event: 'skew', distinct_id: distinctId, timestamp: new Date(eventTime).toISOString() }],
+    })
+    expect(res.statusCode).toBe(200)
+    const [ev] = await eventsOf(distinctId)
+    const stored = Date.parse(`${ev.timestamp.replace(' ', 'T')}Z`)
+    expect(Math.abs(stored - (Date.now() - 60_000))).toBeLessThan(10_000)
+  })
+
+  it('sets $ip from X-Forwarded-For only when proxies are trusted, and enriches GeoIP', async () => {
+    const res = await post(
+      '/e/',
+      { api_key: token, event: 'ip', distinct_id: distinctId },
+      { 'x-forwarded-for': '8.8.8.8' },
+    )
+    expect(res.statusCode).toBe(200)
+    const [ev] = await eventsOf(distinctId)
+    // TRUSTED_PROXIES is 0 here: the socket address wins.
+    expect(ev.properties.$ip).toBe('127.0.0.1')
+    const withIp = await post('/e/', {
+      api_key: token,
+      event: 'geo',
+      distinct_id: distinctId,
+      properties: { $ip: '8.8.8.8' },
+    })
+    expect(withIp.statusCode).toBe(200)
+    const geo = (await eventsOf(distinctId)).find((e) => e.event === 'geo')
+    expect(geo?.properties.$geoip_country_code).toBe('US')
+    expect((await personOf(distinctId))?.properties.$geoip_country_code).toBe('US')
+    const off = await post('/e/', {
+      api_key: token,
+      event: 'nogeo',
+      distinct_id: distinctId,
+      properties: { $ip: '8.8.8.8', $geoip_disable: true },
+    })
+    expect(off.statusCode).toBe(200)
+    const nogeo = (await eventsOf(distinctId)).find((e) => e.event === 'nogeo')
+    expect(nogeo?.properties.$geoip_country_code).toBeUndefined()
+  })
+})
+
+describe('historical import', () => {
+  const old = () => new Date(Date.now() - 72 * 3_600_000).toISOString()
+
+  it('imports old events for a paid organization and counts them apart from billable events', async () => {
+    const month = new Date().toISOString().slice(0, 7)
+    const project = await t.burrow.stores.projects.get(t.creds.project_id)
+    await t.burrow.ingest.flushBackground()
+    const before = await t.burrow.meta.db
+      .withTables<{
+        usage_events: { organization_id: string; month: string; billable_events: number; historical_events: number }
+      }>()
+      .selectFrom('usage_events')
+      .selectAll()
+      .where('organization_id', '=', project!.organization_id)
+      .where('month', '=', month)
+      .executeTakeFirst()
+    const res = await post('/batch/', {
+      api_key: token,
+      historical_migration: true,
+      batch: [
+        { event: 'old1', properties: { distinct_id: distinctId }, timestamp: old() },
+        { event: 'old2', properties: { distinct_id: distinctId }, timestamp: old() },
+      ],
+    })
+    expect(res.statusCode).toBe(200)
+    await t.burrow.ingest.flushBackground()
+    const after = await t.burrow.meta.db
+      .withTables<{
+        usage_events: { organization_id: string; month: string; billable_events: number; historical_events: number }
+      }>()
+      .selectFrom('usage_events')
+      .selectAll()
+      .where('organization_id', '=', project!.organization_id)
+      .where('month', '=', month)
+      .executeTakeFirstOrThrow()
+    expect(Number(after.historical_events) - Number(before?.historical_events ?? 0)).toBe(2)
+    expect(Number(after.billable_events)).toBe(Number(before?.billable_events ?? 0))
+    expect(await eventsOf(distinctId)).toHaveLength(2)
+  })
+
+  it('rejects a recent timestamp in a historical batch, naming the event', async () => {
+    const res = await post('/batch/', {
+      api_key: token,
+      historical_migration: true,
+      batch: [
+        { event: 'old', properties: { distinct_id: distinctId }, timestamp: old() },
+        { event: 'new', properties: { distinct_id: distinctId }, timestamp: new Date().toISOString() },
+      ],
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ type: 'validation_error', attr: 'batch__1__timestamp' })
+    expect(res.json().detail).toContain('48 hours')
+    expect(await eventsOf(distinctId)).toHaveLength(0)
+  })
+
+  it('refuses historical import on the free plan', async () => {
+    const free = await createTenant(t, { plan: 'free' })
+    const res = await post('/batch/', {
+      api_key: free.project.api_token,
+      historical_migration: true,
+      batch: [{ event: 'old', properties: { distinct_id: distinctId }, timestamp: old() }],
+    })
+    expect(res.statusCode).toBe(402)
+    expect(res.json()).toMatchObject({ code: 'payment_required' })
+    expect(res.json().detail).toContain('paid')
+  })
+})
+
+describe('persons and groups', () => {
+  it('applies $set, $set_once and $unset in order', async () => {
+    await post('/batch/', {
+      api_key: token,
+      batch: [
+        { event: 'e1', distinct_id: distinctId, properties: { $set: { a: 1, b: 1 }, $set_once: { first: 'x' } } },
+        { event: 'e2', distinct_id: distinctId, properties: { $set: { a: 2 }, $set_once: { first: 'y', other: 1 } } },
+        { event: 'e3', distinct_id: distinctId, properties: { $unset: ['b'] } },
+      ],
+    })
+    expect((await personOf(distinctId))?.properties).toMatchObject({ a: 2, first: 'x', other: 1 })
+    expect((await personOf(distinctId))?.properties).not.toHaveProperty('b')
+  })
+
+  it('merges the anonymous person into the identified one on $identify and stamps person_id', async () => {
+    const anon = `anon-${distinctId}`
+    await post('/batch/', {
+      api_key: token,
+      batch: [{ event: '$pageview', distinct_id: anon, properties: { $set_once: { landing: '/home' } } }],
+    })
+    await post('/batch/', {
+      api_key: token,
+      batch: [{ event: 'x', distinct_id: distinctId, properties: { $set: { email: 'a@b.c' } } }],
+    })
+    const anonPerson = await personOf(anon)
+    const userPerson = await personOf(distinctId)
+    expect(anonPerson?.id).not.toBe(userPerson?.id)
+
+    await post('/batch/', {
+      api_key: token,
+      batch: [
+        { event: '$identify', distinct_id: distinctId, properties: { $anon_distinct_id: anon, $set: { name: 'Ann' } } },
+      ],
+    })
+    const merged = await personOf(anon)
+    expect(merged?.id).toBe(userPerson?.id)
+    expect(merged?.properties).toMatchObject({ email: 'a@b.c', landing: '/home', name: 'Ann' })
+    expect(merged?.is_identified).toBe(1)
+    expect(await t.burrow.stores.persons.distinctIds(merged!.id)).toEqual([anon, distinctId].sort())
+
+    const [ev] = await eventsOf(distinctId)
+    expect(ev.personId).toBe(userPerson?.id)
+    // The event-store mirror resolves the anonymous id to the merged person too.
+    const mirror = await t.burrow.events.query<[string]>(
+      `SELECT toString(argMax(person_id, version)) FROM person_distinct_ids
+       WHERE team_id = {team:Int64} AND distinct_id = {id:String}`,
+      { params: { team: t.creds.project_id, id: anon } },
+    )
+    expect(mirror.rows[0][0]).toBe(userPerson?.id)
+  })
+
+  it('joins an unknown anonymous id to the identified person on $create_alias', async () => {
+    await post('/e/', { api_key: token, event: 'x', distinct_id: distinctId })
+    await post('/e/', {
+      api_key: token,
+      event: '$create_alias',
+      distinct_id: distinctId,
+      properties: { alias: `alias-${distinctId}` },
+    })
+    expect((await personOf(`alias-${distinctId}`))?.id).toBe((await personOf(distinctId))?.id)
+  })
+
+  it('merges two identified persons only with $merge_dangerously', async () => {
+    const other = `other-${distinctId}`
+    await post('/batch/', {
+      api_key: token,
+      batch: [
+        { event: '$identify', distinct_id: distinctId, properties: {} },
+        { event: '$identify', distinct_id: other, properties: {} },
+      ],
+    })
+    await post('/e/', { api_key: token, event: '$create_alias', distinct_id: distinctId, properties: { alias: other } })
+    expect((await personOf(other))?.id).not.toBe((await personOf(distinctId))?.id)
+    await post('/e/', {
+      api_key: token,
+      event: '$merge_dangerously',
+      distinct_id: distinctId,
+      properties: { alias: other },
+    })
+    expect((await personOf(other))?.id).toBe((await personOf(distinctId))?.id)
+  })
+
+  it('skips person processing when $process_person_profile is false', async () => {
+    await post('/e/', {
+      api_key: token,
+      event: 'anon',
+      distinct_id: distinctId,
+      properties: { $process_person_profile: false, $set: { a: 1 } },
+    })
+    expect(await personOf(distinctId)).toBeUndefined()
+    const [ev] = await eventsOf(distinctId)
+    expect(ev.personId).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  it('identifies groups with $groupidentify and fills $group_N on events', async () => {
+    const key = `acme-${distinctId}`
+    await post('/batch/', {
+      api_key: token,
+      batch: [
+        {
+          event: '$groupidentify',
+          distinct_id: distinctId,
+          properties: { $group_type: 'company', $group_key: key, $group_set: { size: 50 } },
+        },
+        {
+          event: '$group_identify',
+          distinct_id: distinctId,
+          properties: { $group_type: 'company', $group_key: key, $group_set: { plan: 'pro' } },
+        },
+        { event: 'used', distinct_id: distinctId, properties: { $groups: { company: key } } },
+      ],
+    })
+    const types = await t.burrow.stores.persons.groupTypeMapping(t.creds.project_id)
+    const company = types.find((g) => g.group_type === 'company')
+    expect(company).toBeDefined()
+    const group = await t.burrow.stores.persons.getGroup(t.creds.project_id, company!.group_type_index, key)
+    expect(JSON.parse(group!.properties)).toEqual({ size: 50, plan: 'pro' })
+    const row = await t.burrow.events.query<[string]>(
+      `SELECT $group_${company!.group_type_index} FROM events WHERE team_id = {team:Int64} AND distinct_id = {id:String} AND event = 'used'`,
+      { params: { team: t.creds.project_id, id: distinctId } },
+    )
+    expect(row.rows).toEqual([[key]])
+  })
+
+  it('keeps projects apart: the same distinct id is a different person in another project', async () => {
+    const other = await createTenant(t)
+    await post('/e/', { api_key: token, event: 'x', distinct_id: distinctId, properties: { $set: { who: 'mine' } } })
+    await post('/e/', {
+      api_key: other.project.api_token,
+      event: 'x',
+      distinct_id: distinctId,
+      properties: { $set: { who: 'theirs' } },
+    })
+    expect((await personOf(distinctId))?.properties.who).toBe('mine')
+    const theirs = await t.burrow.stores.persons.getByDistinctId(other.project.id, distinctId)
+    expect(JSON.parse(theirs!.properties).who).toBe('theirs')
+  })
+})
