@@ -1,0 +1,191 @@
+/** HogQL text → parameterised ClickHouse SQL. Pure: no I/O. */
+import type * as ast from './ast.js'
+import { HogQLValidationError } from './errors.js'
+import { printHogQL } from './hogql-printer.js'
+import { parseSelect } from './parser.js'
+import { ClickHousePrinter, TEAM_PARAM } from './printer.js'
+
+export interface CompileContext {
+  teamId: number
+  /** IANA timezone of the project */
+  timezone: string
+  /** 0 = Sunday (default), 1 = Monday */
+  weekStartDay?: 0 | 1
+  /** declared property types (String, Numeric, Boolean, DateTime, Duration) by property name */
+  propertyTypes?: { event?: Record<string, string>; person?: Record<string, string>; group?: Record<string, string> }
+  /** values for `{name}` placeholders: JSON values become bound constants, HogQL AST nodes are inserted as-is */
+  placeholders?: Record<string, unknown>
+  /** default LIMIT for a top-level SELECT without one (default 100, at most MAX_SELECT_RETURNED_ROWS) */
+  limit?: number
+  /** fetch one row more than the default limit, so the caller can tell whether there are more rows */
+  limitPlusOne?: boolean
+}
+
+export interface CompiledQuery {
+  sql: string
+  params: Record<string, unknown>
+  /** column names: aliases, field names, or the printed HogQL of the expression */
+  columns: string[]
+  /** not filled by the compiler: the runner takes real types from ClickHouse's result metadata */
+  types?: string[]
+  /** normalised HogQL text that was compiled (placeholders filled in, limit applied) */
+  hogql: string
+  /** set when the query had no LIMIT and the default applied: the caller paginates with these */
+  pagination?: { limit: number; offset: number }
+}
+
+export const DEFAULT_RETURNED_ROWS = 100
+export const MAX_SELECT_RETURNED_ROWS = 50_000
+
+/** ClickHouse settings on every query: read-only, bounded, and the semantics HogQL relies on. */
+const SETTINGS = [
+  'readonly=2',
+  'max_execution_time=60',
+  'max_ast_elements=4000000',
+  'max_expanded_ast_elements=4000000',
+  'max_bytes_before_external_group_by=0',
+  'transform_null_in=1',
+  'optimize_min_equality_disjunction_chain_length=4294967295',
+  'allow_experimental_join_condition=1',
+].join(', ')
+
+const validZones = new Set<string>(['UTC'])
+
+/** Quoted timezone literal; throws for names the runtime does not know. */
+export function timezoneLiteral(tz: string): string {
+  if (!validZones.has(tz)) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: tz })
+    } catch {
+      throw new HogQLValidationError(`Unknown timezone: '${tz}'`)
+    }
+    if (!/^[A-Za-z0-9_+\-/]+$/.test(tz)) throw new HogQLValidationError(`Unknown timezone: '${tz}'`)
+    validZones.add(tz)
+  }
+  return `'${tz}'`
+}
+
+const AST_KINDS = new Set([
+  'Constant',
+  'Field',
+  'Alias',
+  'ArithmeticOperation',
+  'CompareOperation',
+  'BetweenExpr',
+  'And',
+  'Or',
+  'Not',
+  'Call',
+  'Array',
+  'Tuple',
+  'Dict',
+  'Lambda',
+  'ArrayAccess',
+  'TupleAccess',
+  'TypeCast',
+  'WindowFunction',
+  'Select',
+  'SelectUnion',
+])
+
+function valueToExpr(value: unknown, name: string): ast.Expr {
+  if (value === null || value === undefined) return { kind: 'Constant', value: null }
+  if (typeof value === 'string' || typeof value === 'boolean') return { kind: 'Constant', value }
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new HogQLValidationError(`Placeholder {${name}} is not a finite number`)
+    return { kind: 'Constant', value, float: !Number.isInteger(value) }
+  }
+  if (value instanceof Date) return { kind: 'Constant', value: value.toISOString() }
+  if (Array.isArray(value)) return { kind: 'Array', exprs: value.map((v) => valueToExpr(v, name)) }
+  if (typeof value === 'object' && AST_KINDS.has((value as { kind?: string }).kind ?? '')) return value as ast.Expr
+  throw new HogQLValidationError(`Placeholder {${name}} has a value of an unsupported type`)
+}
+
+function lookupPlaceholder(chain: string[], values: Record<string, unknown> | undefined, pos?: number): unknown {
+  const key = chain.join('.')
+  if (!values) throw new HogQLValidationError(`Unresolved placeholder: {${key}}`, pos)
+  if (key in values) return values[key]
+  let cur: unknown = values
+  for (const part of chain) {
+    if (cur && typeof cur === 'object' && part in (cur as object)) cur = (cur as Record<string, unknown>)[part]
+    else {
+      const available = Object.keys(values).join(', ')
+      throw new HogQLValidationError(
+        `Placeholder {${key}} is not available in this context. You can use the following: ${available}`,
+        pos,
+      )
+    }
+  }
+  return cur
+}
+
+/** Returns a copy of the tree with every `{placeholder}` replaced by its value. */
+function fillPlaceholders<T>(node: T, values: Record<string, unknown> | undefined): T {
+  if (Array.isArray(node)) return node.map((n) => fillPlaceholders(n, values)) as T
+  if (!node || typeof node !== 'object') return node
+  const obj = node as Record<string, unknown>
+  if (obj.kind === 'Placeholder') {
+    const p = obj as unknown as ast.Placeholder
+    return valueToExpr(lookupPlaceholder(p.chain, values, p.start), p.chain.join('.')) as T
+  }
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(obj)) out[k] = v && typeof v === 'object' ? fillPlaceholders(v, values) : v
+  return out as T
+}
+
+/** Top-level LIMIT rules (hogql.md §1.5): default when missing, clamped to the maximum. */
+function applyLimits(node: ast.AnySelect, defaultLimit: number): ast.AnySelect {
+  if (node.kind === 'SelectUnion') {
+    return {
+      ...node,
+      initial: applyLimits(node.initial, defaultLimit),
+      subsequent: node.subsequent.map((s) => ({ ...s, query: applyLimits(s.query, defaultLimit) })),
+    }
+  }
+  const limit = node.limit
+  if (!limit) return { ...node, limit: { kind: 'Constant', value: defaultLimit } }
+  if (limit.kind === 'Constant' && typeof limit.value === 'number') {
+    return limit.value > MAX_SELECT_RETURNED_ROWS
+      ? { ...node, limit: { kind: 'Constant', value: MAX_SELECT_RETURNED_ROWS } }
+      : node
+  }
+  const max: ast.Constant = { kind: 'Constant', value: MAX_SELECT_RETURNED_ROWS }
+  return { ...node, limit: { kind: 'Call', name: 'min2', args: [max, limit] } }
+}
+
+export function compileHogQL(query: string, ctx: CompileContext): CompiledQuery {
+  if (!Number.isSafeInteger(ctx.teamId)) throw new HogQLValidationError('teamId must be an integer')
+  const tz = timezoneLiteral(ctx.timezone || 'UTC')
+  let tree = parseSelect(query)
+  if (query.includes('{')) tree = fillPlaceholders(tree, ctx.placeholders)
+  const defaultLimit = Math.min(Math.max(1, Math.floor(ctx.limit ?? DEFAULT_RETURNED_ROWS)), MAX_SELECT_RETURNED_ROWS)
+  const paginate = tree.kind === 'Select' && !tree.limit
+  const limited = applyLimits(tree, defaultLimit)
+  let printedTree = limited
+  if (paginate && ctx.limitPlusOne) {
+    printedTree = { ...(limited as ast.SelectNode), limit: { kind: 'Constant', value: defaultLimit + 1 } }
+  }
+  const printer = new ClickHousePrinter({
+    tz,
+    weekMode: ctx.weekStartDay === 1 ? 3 : 0,
+    propertyTypes: ctx.propertyTypes ?? {},
+  })
+  const printed = printer.printQuery(printedTree)
+  let hogql: string | undefined
+  const result: CompiledQuery = {
+    sql: `${printed.sql} SETTINGS ${SETTINGS}`,
+    params: { ...printer.params, [TEAM_PARAM]: ctx.teamId },
+    columns: printed.columns.map((c) => c.name),
+    // printed on first read: most callers on the hot path never look at it
+    get hogql() {
+      hogql ??= printHogQL(limited)
+      return hogql
+    },
+  }
+  if (paginate) {
+    const offset = (tree as ast.SelectNode).offset
+    const offsetValue = offset?.kind === 'Constant' && typeof offset.value === 'number' ? offset.value : 0
+    result.pagination = { limit: defaultLimit, offset: offsetValue }
+  }
+  return result
+}

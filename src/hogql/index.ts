@@ -1,0 +1,14 @@
+export type * from './ast.js'
+export {
+  type CompileContext,
+  type CompiledQuery,
+  compileHogQL,
+  DEFAULT_RETURNED_ROWS,
+  MAX_SELECT_RETURNED_ROWS,
+} from './compile.js'
+export { HogQLError, HogQLSyntaxError, HogQLValidationError } from './errors.js'
+export { type FunctionMeta, findFunction } from './functions.js'
+export { printHogQL } from './hogql-printer.js'
+export { type Token, tokenize } from './lexer.js'
+export { parseExpr, parseOrderExpr, parseSelect } from './parser.js'
+export { TABLES } from './schema.js'
