@@ -1,5 +1,6 @@
 import fs from 'node:fs'
-import { type ChdbResult, Session } from 'chdb'
+import { type ChdbResult, type RawInsertParams, Session } from 'chdb'
+import { quoteString, setParamsStatement } from './params.js'
 import type { EventQueryOptions, EventStore, QueryProgress, QueryResult } from './types.js'
 
 interface JsonCompact {
@@ -17,6 +18,8 @@ const CONNECTION_ARGS = [
   '--log_processors_profiles=0',
   '--opentelemetry_start_trace_probability=0',
   '--date_time_output_format=iso',
+  // Parameters travel in SET statements (see params.ts): a long uuid list must fit.
+  '--max_query_size=67108864',
 ]
 
 const QUERY_TAG = 'burrow_q:'
@@ -24,6 +27,21 @@ const QUERY_TAG = 'burrow_q:'
 interface PooledSession {
   session: Session
   running: number
+  /** One statement pair (SET params, query) at a time per session, so parameters never mix. */
+  lock: () => Promise<() => void>
+}
+
+function createLock(): () => Promise<() => void> {
+  let tail = Promise.resolve()
+  return () => {
+    let release!: () => void
+    const next = new Promise<void>((r) => {
+      release = r
+    })
+    const ready = tail.then(() => release)
+    tail = tail.then(() => next)
+    return ready
+  }
 }
 
 /**
@@ -34,7 +52,7 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
   fs.mkdirSync(dataDir, { recursive: true })
   const pool: PooledSession[] = []
   for (let i = 0; i < poolSize; i++) {
-    pool.push({ session: new Session(dataDir, { connectionArgs: CONNECTION_ARGS }), running: 0 })
+    pool.push({ session: new Session(dataDir, { connectionArgs: CONNECTION_ARGS }), running: 0, lock: createLock() })
   }
   // A dedicated session for control statements (KILL, progress), so they never wait behind a long query.
   const control = new Session(dataDir, { connectionArgs: CONNECTION_ARGS })
@@ -42,20 +60,53 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
 
   async function run(sql: string, options: EventQueryOptions, format: string): Promise<ChdbResult> {
     if (closed) throw new Error('event store is closed')
-    let target = pool[0]
-    for (const p of pool) if (p.running < target.running) target = p
+    const target = leastBusy()
     target.running++
+    const release = await target.lock()
     try {
       const text = withSettings(sql, options)
-      const opts = { format, signal: options.signal }
-      return options.params && Object.keys(options.params).length > 0
-        ? await target.session.queryBindAsync(text, options.params, opts)
-        : await target.session.queryAsync(text, opts)
+      if (options.params && Object.keys(options.params).length > 0) {
+        await target.session.queryAsync(setParamsStatement(options.params), { format: 'CSV' })
+      }
+      // chDB's own abort only detaches the caller while the engine goes on; a tagged query is killed instead,
+      // so its session is free again and its entry leaves system.processes.
+      const { signal, queryId } = options
+      if (signal && queryId) {
+        signal.throwIfAborted()
+        const kill = () => void store.cancel(queryId).catch(() => undefined)
+        signal.addEventListener('abort', kill, { once: true })
+        try {
+          return await target.session.queryAsync(text, { format })
+        } finally {
+          signal.removeEventListener('abort', kill)
+        }
+      }
+      return await target.session.queryAsync(text, { format, signal })
     } catch (err) {
       // A killed query leaves output behind in its session that the next query would read: start afresh.
       if (/QUERY_WAS_CANCELLED|TIMEOUT_EXCEEDED/.test(String((err as Error)?.message))) recycle(target)
       throw err
     } finally {
+      release()
+      target.running--
+    }
+  }
+
+  function leastBusy(): PooledSession {
+    let target = pool[0]
+    for (const p of pool) if (p.running < target.running) target = p
+    return target
+  }
+
+  async function insert(params: RawInsertParams) {
+    if (closed) throw new Error('event store is closed')
+    const target = leastBusy()
+    target.running++
+    const release = await target.lock()
+    try {
+      await target.session.insert(params)
+    } finally {
+      release()
       target.running--
     }
   }
@@ -66,7 +117,7 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
     old.close()
   }
 
-  return {
+  const store: EventStore = {
     kind: 'chdb',
     async query<Row extends unknown[]>(sql: string, options: EventQueryOptions = {}): Promise<QueryResult<Row>> {
       const result = await run(sql, options, 'JSONCompact')
@@ -84,38 +135,38 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
       await run(sql, options, 'CSV')
     },
     async insertJsonEachRow(table, ndjson) {
-      if (closed) throw new Error('event store is closed')
-      let target = pool[0]
-      for (const p of pool) if (p.running < target.running) target = p
-      target.running++
-      try {
-        await target.session.insert({ table, values: ndjson, format: 'JSONEachRow' })
-      } finally {
-        target.running--
-      }
+      await insert({ table, values: ndjson, format: 'JSONEachRow' })
+    },
+    async insertTabSeparated(table, columns, tsv) {
+      await insert({ table, values: tsv, format: 'TabSeparated', columns: columns.map((c) => `\`${c}\``) })
     },
     async cancel(queryId) {
-      const marker = `%${QUERY_TAG}${queryId}'%`
-      const found = await control.queryBindAsync(
-        "SELECT count() FROM system.processes WHERE query LIKE {m:String} AND query NOT LIKE 'KILL%'",
-        { m: marker },
+      const marker = markerOf(queryId)
+      const found = await control.queryAsync(
+        `SELECT count() FROM system.processes WHERE query LIKE ${marker} AND query NOT LIKE 'KILL%'`,
         { format: 'JSONCompact' },
       )
       const count = Number((JSON.parse(found.text()) as JsonCompact).data[0]?.[0] ?? 0)
       if (count === 0) return false
-      await control.queryBindAsync(
-        "KILL QUERY WHERE query LIKE {m:String} AND query NOT LIKE 'KILL%' ASYNC",
-        { m: marker },
-        { format: 'CSV' },
-      )
+      await control.queryAsync(`KILL QUERY WHERE query LIKE ${marker} AND query NOT LIKE 'KILL%' ASYNC`, {
+        format: 'CSV',
+      })
+      // Wait (briefly) until the engine has really stopped it, so that callers see it gone.
+      for (let i = 0; i < 100; i++) {
+        const left = await control.queryAsync(
+          `SELECT count() FROM system.processes WHERE query LIKE ${marker} AND query NOT LIKE 'KILL%'`,
+          { format: 'JSONCompact' },
+        )
+        if (Number((JSON.parse(left.text()) as JsonCompact).data[0]?.[0] ?? 0) === 0) break
+        await new Promise((r) => setTimeout(r, 20))
+      }
       return true
     },
     async progress(queryId) {
-      const result = await control.queryBindAsync(
+      const result = await control.queryAsync(
         `SELECT read_rows, read_bytes, total_rows_approx, elapsed,
                 ProfileEvents['OSCPUVirtualTimeMicroseconds'] / 1e6
-         FROM system.processes WHERE query LIKE {m:String} AND query NOT LIKE 'KILL%' LIMIT 1`,
-        { m: `%${QUERY_TAG}${queryId}'%` },
+         FROM system.processes WHERE query LIKE ${markerOf(queryId)} AND query NOT LIKE 'KILL%' LIMIT 1`,
         { format: 'JSONCompact' },
       )
       const row = (JSON.parse(result.text()) as JsonCompact).data[0]
@@ -143,6 +194,13 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
       control.close()
     },
   }
+  return store
+}
+
+/** A LIKE pattern that finds a tagged query in system.processes (query ids are plain tokens, checked here). */
+function markerOf(queryId: string): string {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(queryId)) throw new Error(`bad query id ${queryId}`)
+  return quoteString(`%${QUERY_TAG}${queryId}'%`)
 }
 
 function stats(result: ChdbResult) {
@@ -158,7 +216,7 @@ function withSettings(sql: string, options: EventQueryOptions): string {
   const clause = entries
     .map(([k, v]) => {
       if (!/^[a-z_][a-z0-9_]*$/i.test(k)) throw new Error(`bad setting name ${k}`)
-      return `${k} = ${typeof v === 'number' ? v : `'${String(v).replace(/[\\']/g, '\\$&')}'`}`
+      return `${k} = ${typeof v === 'number' ? v : quoteString(String(v))}`
     })
     .join(', ')
   const trimmed = sql.replace(/;\s*$/, '')

@@ -56,6 +56,11 @@ export function createClickHouseEventStore(url: string): EventStore {
         query: `INSERT INTO ${table} FORMAT JSONEachRow\n${ndjson.toString()}`,
       })
     },
+    async insertTabSeparated(table, columns, tsv) {
+      await client.command({
+        query: `INSERT INTO ${table} (${columns.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated\n${tsv.toString()}`,
+      })
+    },
     async cancel(queryId) {
       const found = await client.query({
         query: 'SELECT count() AS c FROM system.processes WHERE query_id = {id:String}',
