@@ -1,0 +1,125 @@
+// Public flag evaluation: `/flags` (v2 by default, legacy v1 map) and the legacy `/decide` shapes. Bodies come
+// as the SDKs send them (JSON, gzip, base64 or lz64, raw or as a `data=` form field), so this plugin takes the
+// raw bytes and decodes them itself; the project key in the body authenticates.
+import crypto from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, ValidationError } from '../http/errors.js'
+import { DecodeError, decodeCaptureBody } from '../ingest/decode.js'
+import { clientIp, type TrustedProxies } from '../ingest/geoip.js'
+import type { DefinitionsCache } from './cache.js'
+import { type FlagsEvaluator, FlagsRequestError, readFlagsRequest } from './evaluation-service.js'
+import { buildRemoteConfig } from './remote-config.js'
+import { projectResponse, selectResponseShape } from './response.js'
+
+type Query = Record<string, string | undefined>
+
+const TRUE_VALUES = new Set(['', 'true', '1', 'yes', 'on'])
+const isTrueParam = (value: string | undefined) => value !== undefined && TRUE_VALUES.has(value.toLowerCase())
+
+const missingKey = () =>
+  new ApiError(
+    401,
+    'authentication_error',
+    'missing_api_key',
+    'API key not provided. You can find your project API key in your project settings.',
+  )
+const invalidKey = () =>
+  new ApiError(
+    401,
+    'authentication_error',
+    'invalid_api_key',
+    'Project API key invalid. You can find your project API key in your project settings.',
+  )
+
+function tokenOf(body: Record<string, unknown>, query: Query): string | undefined {
+  for (const value of [body.token, body.api_key, body.$token, query.token, query.api_key]) {
+    if (typeof value === 'string' && value !== '') return value
+  }
+  return undefined
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
+
+export function flagsEndpointRoutes(deps: {
+  cache: DefinitionsCache
+  evaluator: FlagsEvaluator
+  trustedProxies: number
+}) {
+  // A caller can override any person property in the body anyway, so believing its X-Forwarded-For for the
+  // location overrides gives it nothing new; behind configured proxies, only their hops are trusted.
+  const proxies: TrustedProxies = deps.trustedProxies > 0 ? deps.trustedProxies : 'all'
+
+  async function decodeBody(req: FastifyRequest): Promise<Record<string, unknown>> {
+    const query = req.query as Query
+    let decoded: unknown
+    try {
+      decoded = await decodeCaptureBody({
+        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: headerText(req.headers['content-type']),
+        contentEncoding: headerText(req.headers['content-encoding']),
+        query,
+      })
+    } catch (error) {
+      if (!(error instanceof DecodeError)) throw error
+      if (error.statusCode === 413) {
+        throw new ApiError(413, 'invalid_request', 'request_too_large', `Request body is too large: ${error.message}.`)
+      }
+      throw new ValidationError(`Malformed request data: ${error.message}.`, null, 'invalid_payload')
+    }
+    if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded)) {
+      throw new ValidationError('Malformed request data: the body must be a JSON object.', null, 'invalid_payload')
+    }
+    return decoded as Record<string, unknown>
+  }
+
+  async function handle(endpoint: 'flags' | 'decide', req: FastifyRequest, reply: FastifyReply) {
+    const query = req.query as Query
+    const version = query.v === undefined ? undefined : Number.parseInt(query.v, 10)
+    const hasConfigParam = query.config !== undefined
+    const shape = selectResponseShape(endpoint, Number.isNaN(version) ? undefined : version, hasConfigParam)
+    const withConfig = endpoint === 'decide' || isTrueParam(query.config) || (version === undefined && !hasConfigParam)
+    const meta = { requestId: crypto.randomUUID(), evaluatedAt: Date.now() }
+
+    const hasBody = Buffer.isBuffer(req.body) && req.body.length > 0
+    if (req.method === 'GET' && !hasBody && query.data === undefined) {
+      return reply.send(projectResponse(shape, { flags: {}, errorsWhileComputingFlags: false }, meta))
+    }
+    const body = await decodeBody(req)
+    const token = tokenOf(body, query)
+    if (!token) throw missingKey()
+    const project = await deps.cache.projectByToken(token)
+    if (!project) throw invalidKey()
+    let request: ReturnType<typeof readFlagsRequest>
+    try {
+      request = readFlagsRequest(body, query)
+    } catch (error) {
+      if (error instanceof FlagsRequestError) throw new ValidationError(error.message, 'distinct_id', 'required')
+      throw error
+    }
+    const definitions = await deps.cache.definitions(project.teamId)
+    const ip = clientIp(req.headers, req.socket.remoteAddress, proxies)
+    const outcome = await deps.evaluator.evaluate(project, definitions, request, req.headers, ip || undefined)
+    return reply.send(
+      projectResponse(shape, outcome.result, {
+        ...meta,
+        ...(outcome.quotaLimited ? { quotaLimited: ['feature_flags'] } : {}),
+        ...(withConfig ? { config: buildRemoteConfig(project, definitions) } : {}),
+      }),
+    )
+  }
+
+  return async (app: FastifyInstance) => {
+    // Raw bytes for every content type (SDKs send gzip as text/plain, base64 as a form): decoded in handle().
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+
+    const schema = { tags: ['flags'], hide: false }
+    for (const url of ['/flags', '/decide']) {
+      const endpoint = url === '/flags' ? 'flags' : 'decide'
+      app.post(url, { schema, config: { scope: null } }, (req, reply) => handle(endpoint, req, reply))
+      app.get(url, { schema, config: { scope: null } }, (req, reply) => handle(endpoint, req, reply))
+    }
+  }
+}

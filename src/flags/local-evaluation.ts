@@ -1,0 +1,162 @@
+// Flag definitions for server SDKs that evaluate locally (`/flags/definitions`, and the older
+// `/api/feature_flag/local_evaluation/`): flags, group types and the dynamic cohorts they use, with an ETag so an
+// unchanged poll costs a 304.
+import crypto from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { NotFound, PermissionDenied, ValidationError } from '../http/errors.js'
+import { ProjectParams } from '../projects/schemas.js'
+import type { ProjectRow } from '../projects/store.js'
+import { type DefinitionsCache, referencedCohortIds, type TeamDefinitions } from './cache.js'
+import type { FlagDefinition, PropertyFilter } from './types.js'
+
+export interface LocalEvaluationPayload {
+  body: string
+  etag: string
+}
+
+/**
+ * Keys of the flags a dependency target needs evaluated first, ending with the target itself; `[]` when a
+ * dependency is missing or loops, which SDKs read as "evaluate on the server".
+ */
+function dependencyChain(targetId: number, byId: Map<number, FlagDefinition>): string[] {
+  const chain: string[] = []
+  const done = new Set<number>()
+  const onPath = new Set<number>()
+  const visit = (id: number): boolean => {
+    if (done.has(id)) return true
+    const flag = byId.get(id)
+    if (!flag || onPath.has(id)) return false
+    onPath.add(id)
+    for (const condition of flag.filters.groups ?? []) {
+      for (const filter of condition.properties ?? []) {
+        if (filter.type === 'flag' && !visit(Number(filter.key))) return false
+      }
+    }
+    onPath.delete(id)
+    done.add(id)
+    chain.push(flag.key)
+    return true
+  }
+  return visit(targetId) ? chain : []
+}
+
+function forSdk(flag: FlagDefinition, byId: Map<number, FlagDefinition>) {
+  const mapFilter = (filter: PropertyFilter): PropertyFilter => {
+    if (filter.type !== 'flag') return filter
+    const target = byId.get(Number(filter.key))
+    return { ...filter, key: target?.key ?? filter.key, dependency_chain: dependencyChain(Number(filter.key), byId) }
+  }
+  const hasDependencies = (flag.filters.groups ?? []).some((g) => (g.properties ?? []).some((p) => p.type === 'flag'))
+  const filters = hasDependencies
+    ? {
+        ...flag.filters,
+        groups: (flag.filters.groups ?? []).map((g) => ({ ...g, properties: (g.properties ?? []).map(mapFilter) })),
+      }
+    : flag.filters
+  return {
+    id: flag.id,
+    team_id: flag.team_id,
+    name: flag.name ?? '',
+    key: flag.key,
+    filters,
+    deleted: false,
+    active: flag.active,
+    ensure_experience_continuity: Boolean(flag.ensure_experience_continuity),
+    version: flag.version ?? 0,
+    evaluation_runtime: flag.evaluation_runtime ?? 'all',
+    evaluation_tags: flag.evaluation_tags ?? [],
+    evaluation_contexts: flag.evaluation_contexts ?? flag.evaluation_tags ?? [],
+    bucketing_identifier: flag.bucketing_identifier ?? null,
+    has_experiment: Boolean(flag.has_experiment),
+  }
+}
+
+/** The definitions body and its ETag, built once per definitions load. */
+export function buildLocalEvaluationPayload(definitions: TeamDefinitions): LocalEvaluationPayload {
+  const memo = definitions.memo.get('local-evaluation') as LocalEvaluationPayload | undefined
+  if (memo) return memo
+  const live = definitions.flags.filter((flag) => !flag.deleted)
+  const byId = new Map(live.map((flag) => [flag.id, flag]))
+  // The definitions feed serves server SDKs: client-only flags are never theirs to evaluate.
+  const served = live.filter((flag) => flag.evaluation_runtime !== 'client')
+  const cohorts: Record<string, unknown> = {}
+  for (const id of [...referencedCohortIds(live, definitions.cohorts)].sort((a, b) => a - b)) {
+    const cohort = definitions.cohorts.get(id)
+    // Static cohorts need a membership lookup, so SDKs fall back to /flags for flags that use them.
+    if (cohort && !cohort.deleted && !cohort.is_static && cohort.filters?.properties) {
+      cohorts[String(id)] = cohort.filters.properties
+    }
+  }
+  const groupTypeMapping: Record<string, string> = {}
+  for (const [index, name] of Object.entries(definitions.groupTypeMapping)) groupTypeMapping[index] = name
+  const body = JSON.stringify({
+    flags: served.map((flag) => forSdk(flag, byId)),
+    group_type_mapping: groupTypeMapping,
+    cohorts,
+  })
+  const payload = { body, etag: `"${crypto.createHash('sha1').update(body).digest('hex')}"` }
+  definitions.memo.set('local-evaluation', payload)
+  return payload
+}
+
+const TokenQuery = Type.Object({
+  token: Type.Optional(Type.String()),
+  send_cohorts: Type.Optional(Type.String()),
+})
+
+export function localEvaluationRoutes(deps: {
+  cache: DefinitionsCache
+  projects: {
+    get(id: number): Promise<ProjectRow | undefined>
+    getByToken(token: string): Promise<ProjectRow | undefined>
+  }
+}) {
+  /** `?token=` names the project; without it, the user's current project. The key must reach that project. */
+  async function projectFor(req: FastifyRequest): Promise<ProjectRow> {
+    const { token } = req.query as { token?: string }
+    const auth = req.auth
+    let project: ProjectRow | undefined
+    if (token) {
+      project = await deps.projects.getByToken(token)
+      if (!project) throw new NotFound('Project not found for this token.')
+    } else if (auth.scopedTeams?.length === 1) {
+      project = await deps.projects.get(auth.scopedTeams[0])
+    } else if (auth.user.current_project_id !== null) {
+      project = await deps.projects.get(auth.user.current_project_id)
+    }
+    if (!project) throw new ValidationError('Provide the project API key as the token query parameter.', 'token')
+    const allowed =
+      auth.organizationIds.includes(project.organization_id) &&
+      (!auth.scopedTeams || auth.scopedTeams.includes(project.id)) &&
+      (!auth.scopedOrganizations || auth.scopedOrganizations.includes(project.organization_id))
+    if (!allowed) throw new PermissionDenied(`API key does not have access to the requested project: ID ${project.id}.`)
+    return project
+  }
+
+  async function send(project: ProjectRow, req: FastifyRequest, reply: FastifyReply) {
+    const payload = buildLocalEvaluationPayload(await deps.cache.definitions(project.id))
+    reply.header('etag', payload.etag).header('cache-control', 'private, no-cache')
+    const ifNoneMatch = req.headers['if-none-match']
+    if (ifNoneMatch?.split(',').some((tag) => tag.trim() === payload.etag)) {
+      return reply.code(304).send()
+    }
+    return reply.type('application/json; charset=utf-8').send(payload.body)
+  }
+
+  return async (app: FastifyInstance) => {
+    const schema = { tags: ['feature_flags'], querystring: TokenQuery }
+    for (const url of ['/flags/definitions', '/api/feature_flag/local_evaluation/']) {
+      app.get(url, { schema, config: { scope: 'feature_flag:read' } }, async (req, reply) =>
+        send(await projectFor(req), req, reply),
+      )
+    }
+    for (const prefix of ['/api/projects/:projectId', '/api/environments/:projectId']) {
+      app.get(
+        `${prefix}/feature_flags/local_evaluation/`,
+        { schema: { ...schema, params: ProjectParams }, config: { scope: 'feature_flag:read' } },
+        async (req, reply) => send(req.project, req, reply),
+      )
+    }
+  }
+}

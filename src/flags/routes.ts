@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { ActivityStore } from '../activity/store.js'
+import { MethodNotAllowed } from '../http/errors.js'
+import { paginate } from '../http/pagination.js'
+import type { UserStore } from '../users/store.js'
+import {
+  ActivityPage,
+  FeatureFlag,
+  FeatureFlagPage,
+  FlagCreate,
+  FlagListQuery,
+  FlagParams,
+  FlagUpdate,
+  ProjectOnlyParams,
+} from './schemas.js'
+import type { Actor, FlagService } from './service.js'
+
+const PREFIXES = ['/api/projects/:projectId/feature_flags', '/api/environments/:projectId/feature_flags']
+
+const actorOf = (req: FastifyRequest): Actor => ({
+  userId: req.auth.user.id,
+  organizationId: req.project.organization_id,
+})
+
+/** The management API: list/create/retrieve/PATCH (soft delete with `deleted: true`) and the activity log. */
+export function flagRoutes(deps: {
+  flags: FlagService
+  activity: Pick<ActivityStore, 'list'>
+  users: Pick<UserStore, 'get'>
+  siteUrl: string
+}) {
+  async function activityPage(teamId: number, itemId?: string) {
+    const rows = await deps.activity.list(teamId, 'FeatureFlag', itemId)
+    const users = new Map<number, { first_name: string; email: string } | null>()
+    for (const row of rows) {
+      if (row.user_id !== null && !users.has(row.user_id)) {
+        const user = await deps.users.get(row.user_id)
+        users.set(row.user_id, user ? { first_name: user.first_name, email: user.email } : null)
+      }
+    }
+    return {
+      results: rows.map((row) => ({
+        id: row.id,
+        user: row.user_id === null ? null : (users.get(row.user_id) ?? null),
+        activity: row.activity,
+        scope: row.scope,
+        item_id: row.item_id,
+        detail: JSON.parse(row.detail),
+        created_at: row.created_at,
+      })),
+      next: null,
+      previous: null,
+    }
+  }
+
+  return async (app: FastifyInstance) => {
+    const tags = ['feature_flags']
+    for (const prefix of PREFIXES) {
+      app.get(
+        `${prefix}/`,
+        {
+          schema: { tags, params: ProjectOnlyParams, querystring: FlagListQuery, response: { 200: FeatureFlagPage } },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req) => {
+          const query = req.query as FlagListQuery
+          const limit = query.limit ?? 100
+          const offset = query.offset ?? 0
+          const active = query.active === 'true' ? true : query.active === 'false' ? false : undefined
+          const page = await deps.flags.list(req.project.id, { limit, offset, search: query.search, active })
+          return paginate(req.url, deps.siteUrl, page.count, page.results, limit, offset)
+        },
+      )
+      app.post(
+        `${prefix}/`,
+        {
+          schema: { tags, params: ProjectOnlyParams, body: FlagCreate, response: { 201: FeatureFlag } },
+          config: { scope: 'feature_flag:write' },
+        },
+        async (req, reply) =>
+          reply.code(201).send(await deps.flags.create(req.project.id, actorOf(req), req.body as FlagCreate)),
+      )
+      app.get(
+        `${prefix}/activity/`,
+        {
+          schema: { tags, params: ProjectOnlyParams, response: { 200: ActivityPage } },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req) => activityPage(req.project.id),
+      )
+      app.get(
+        `${prefix}/:id/`,
+        {
+          schema: { tags, params: FlagParams, response: { 200: FeatureFlag } },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req) => deps.flags.get(req.project.id, (req.params as { id: number }).id),
+      )
+      app.patch(
+        `${prefix}/:id/`,
+        {
+          schema: { tags, params: FlagParams, body: FlagUpdate, response: { 200: FeatureFlag } },
+          config: { scope: 'feature_flag:write' },
+        },
+        async (req) =>
+          deps.flags.update(req.project.id, actorOf(req), (req.params as { id: number }).id, req.body as FlagUpdate),
+      )
+      app.get(
+        `${prefix}/:id/activity/`,
+        {
+          schema: { tags, params: FlagParams, response: { 200: ActivityPage } },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req) => {
+          const id = (req.params as { id: number }).id
+          await deps.flags.get(req.project.id, id)
+          return activityPage(req.project.id, String(id))
+        },
+      )
+      // PostHog's flag viewset forbids hard deletes: PATCH `deleted: true` instead.
+      app.delete(
+        `${prefix}/:id/`,
+        { schema: { tags, params: FlagParams }, config: { scope: 'feature_flag:write' } },
+        async () => {
+          throw new MethodNotAllowed('DELETE')
+        },
+      )
+    }
+  }
+}

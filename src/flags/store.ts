@@ -1,0 +1,126 @@
+import type { Generated, Kysely, Selectable } from 'kysely'
+import type { MetaDatabase } from '../storage/meta/schema.js'
+
+export type FeatureFlagTable = {
+  id: Generated<number>
+  team_id: number
+  key: string
+  name: string
+  /** JSON text of PostHog's `filters` object. */
+  filters: string
+  active: number
+  deleted: number
+  ensure_experience_continuity: number
+  evaluation_runtime: string
+  /** JSON text: array of evaluation-context tags. */
+  evaluation_tags: string
+  /** JSON text: array of organising tags. */
+  tags: string
+  bucketing_identifier: string | null
+  version: number
+  created_by: number | null
+  last_modified_by: number | null
+  created_at: string
+  updated_at: string
+}
+
+export type FlagRequestUsageTable = {
+  organization_id: string
+  month: string
+  count: number
+}
+
+export type FlagTables = {
+  feature_flags: FeatureFlagTable
+  flag_request_usage: FlagRequestUsageTable
+}
+
+export type FlagRow = Selectable<FeatureFlagTable>
+export type NewFlagRow = Omit<FlagRow, 'id'>
+
+export interface FlagListFilter {
+  search?: string
+  active?: boolean
+  limit: number
+  offset: number
+}
+
+/** Feature flag rows and the monthly flag-request counters. */
+export function createFlagStore(meta: Kysely<MetaDatabase>) {
+  const db = meta.withTables<FlagTables>()
+
+  const listQuery = (teamId: number, filter: Omit<FlagListFilter, 'limit' | 'offset'>) => {
+    let q = db.selectFrom('feature_flags').where('team_id', '=', teamId).where('deleted', '=', 0)
+    if (filter.active !== undefined) q = q.where('active', '=', filter.active ? 1 : 0)
+    if (filter.search) {
+      const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+      q = q.where((eb) =>
+        eb.or([
+          eb(eb.fn('lower', ['key']), 'like', eb.val(pattern)),
+          eb(eb.fn('lower', ['name']), 'like', eb.val(pattern)),
+        ]),
+      )
+    }
+    return q
+  }
+
+  return {
+    async list(teamId: number, filter: FlagListFilter): Promise<{ total: number; rows: FlagRow[] }> {
+      const [counted, rows] = await Promise.all([
+        listQuery(teamId, filter)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow(),
+        listQuery(teamId, filter).selectAll().orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+      ])
+      return { total: Number(counted.n), rows }
+    },
+    /** Every flag of a team, deleted ones included (the evaluator needs them to resolve dependencies). */
+    allForTeam: (teamId: number) =>
+      db.selectFrom('feature_flags').selectAll().where('team_id', '=', teamId).orderBy('id').execute(),
+    get: (teamId: number, id: number) =>
+      db.selectFrom('feature_flags').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
+    /** The live (non-deleted) flag holding a key, if any. */
+    getLiveByKey: (teamId: number, key: string) =>
+      db
+        .selectFrom('feature_flags')
+        .selectAll()
+        .where('team_id', '=', teamId)
+        .where('key', '=', key)
+        .where('deleted', '=', 0)
+        .executeTakeFirst(),
+    insert: (row: NewFlagRow) => db.insertInto('feature_flags').values(row).returningAll().executeTakeFirstOrThrow(),
+    update: (teamId: number, id: number, patch: Partial<NewFlagRow>) =>
+      db
+        .updateTable('feature_flags')
+        .set(patch)
+        .where('team_id', '=', teamId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+
+    usage: async (organizationId: string, month: string): Promise<number> => {
+      const row = await db
+        .selectFrom('flag_request_usage')
+        .select('count')
+        .where('organization_id', '=', organizationId)
+        .where('month', '=', month)
+        .executeTakeFirst()
+      return row ? Number(row.count) : 0
+    },
+    /** Adds to an organization's monthly count and returns the new total (shared by every process). */
+    addUsage: async (organizationId: string, month: string, n: number): Promise<number> => {
+      const row = await db
+        .insertInto('flag_request_usage')
+        .values({ organization_id: organizationId, month, count: n })
+        .onConflict((oc) =>
+          oc
+            .columns(['organization_id', 'month'])
+            .doUpdateSet((eb) => ({ count: eb('flag_request_usage.count', '+', n) })),
+        )
+        .returning('count')
+        .executeTakeFirstOrThrow()
+      return Number(row.count)
+    },
+  }
+}
+export type FlagStore = ReturnType<typeof createFlagStore>
