@@ -1,0 +1,226 @@
+/**
+ * Runs query nodes: compiles HogQL (or builds it from a structured node), executes it read-only with time and
+ * memory limits under the query's engine id, and shapes PostHog's response.
+ */
+import { type CompileContext, compileHogQL, DEFAULT_RETURNED_ROWS, parseExpr } from '../hogql/index.js'
+import { ValidationError } from '../http/errors.js'
+import type { EventStore } from '../storage/events/types.js'
+import { toQueryError } from './errors.js'
+import { buildEventsQuery, type EventsQueryNode, personDistinctIds, shapeEventsRows } from './events-query.js'
+import { dateToHogQL, propertiesToHogQL } from './filters.js'
+import { formatRows } from './format.js'
+import type { PersonLookup } from './person-lookup.js'
+
+export type QueryNode = Record<string, unknown> & { kind: string }
+export type PropertyTypes = NonNullable<CompileContext['propertyTypes']>
+
+export interface QueryTeam {
+  id: number
+  timezone: string
+}
+
+export interface RunnerDeps {
+  events: Pick<EventStore, 'query'>
+  persons?: PersonLookup
+  /** Declared property types per project, for typed property access in HogQL. */
+  propertyTypes?: (teamId: number) => Promise<PropertyTypes | undefined>
+  limits?: { maxExecutionSeconds?: number; maxMemoryBytes?: number }
+}
+
+/** One execution of a node: the engine query id, the cancel signal, and the totals for the query log. */
+export interface RunContext {
+  team: QueryTeam
+  engineId: string
+  signal: AbortSignal
+  stats: { rowsRead: number; bytesRead: number; resultRows: number; hogql?: string; clickhouse?: string }
+}
+
+/** A runner for one node kind; other modules add their kinds (insights) through the service's deps. */
+export type NodeRunner = (node: QueryNode, ctx: RunContext, run: HogQLExecutor) => Promise<Record<string, unknown>>
+
+export interface ExecutedHogQL {
+  columns: string[]
+  types: string[]
+  rows: unknown[][]
+  hogql: string
+  clickhouse: string
+  pagination?: { limit: number; offset: number }
+  timings: { k: string; t: number }[]
+}
+
+export type HogQLExecutor = (
+  hogql: string,
+  ctx: RunContext,
+  options?: { placeholders?: Record<string, unknown>; limitPlusOne?: boolean },
+) => Promise<ExecutedHogQL>
+
+const DEFAULT_MAX_EXECUTION_SECONDS = 60
+const DEFAULT_MAX_MEMORY_BYTES = 4 * 1024 ** 3
+
+/** Splits the compiler's trailing `SETTINGS a=1, b=2` off, so that ours can be merged into one clause. */
+export function splitSettings(sql: string): { sql: string; settings: Record<string, string | number> } {
+  const at = sql.lastIndexOf(' SETTINGS ')
+  if (at < 0) return { sql, settings: {} }
+  const tail = sql.slice(at + ' SETTINGS '.length)
+  const pairs = tail.split(',').map((p) => /^\s*([a-z_][a-z0-9_]*)\s*=\s*(\d+)\s*$/i.exec(p))
+  if (pairs.some((p) => p === null)) return { sql, settings: {} }
+  const settings: Record<string, number> = {}
+  for (const p of pairs as RegExpExecArray[]) settings[p[1]] = Number(p[2])
+  return { sql: sql.slice(0, at), settings }
+}
+
+const elapsed = (since: number) => (performance.now() - since) / 1000
+
+export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
+  return async (hogql, ctx, options = {}) => {
+    const started = performance.now()
+    const propertyTypes = (await deps.propertyTypes?.(ctx.team.id)) ?? undefined
+    let compiled: ReturnType<typeof compileHogQL>
+    try {
+      compiled = compileHogQL(hogql, {
+        teamId: ctx.team.id,
+        timezone: ctx.team.timezone,
+        propertyTypes,
+        placeholders: options.placeholders,
+        limit: DEFAULT_RETURNED_ROWS,
+        limitPlusOne: options.limitPlusOne ?? false,
+      })
+    } catch (error) {
+      throw toQueryError(error)
+    }
+    const compiledAt = performance.now()
+    const { sql, settings } = splitSettings(compiled.sql)
+    settings.readonly = 2
+    settings.max_execution_time = Math.min(
+      Number(settings.max_execution_time ?? Number.POSITIVE_INFINITY),
+      deps.limits?.maxExecutionSeconds ?? DEFAULT_MAX_EXECUTION_SECONDS,
+    )
+    settings.max_memory_usage = deps.limits?.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES
+    ctx.stats.hogql = compiled.hogql
+    ctx.stats.clickhouse = sql
+    if (ctx.signal.aborted) throw toQueryError(Object.assign(new Error('aborted'), { name: 'AbortError' }))
+    let result: Awaited<ReturnType<EventStore['query']>>
+    try {
+      result = await deps.events.query(sql, {
+        params: compiled.params,
+        queryId: ctx.engineId,
+        signal: ctx.signal,
+        settings,
+      })
+    } catch (error) {
+      throw toQueryError(ctx.signal.aborted ? Object.assign(new Error('aborted'), { name: 'AbortError' }) : error)
+    }
+    ctx.stats.rowsRead += result.statistics.rowsRead
+    ctx.stats.bytesRead += result.statistics.bytesRead
+    const columns = compiled.columns.length === result.columns.length ? compiled.columns : result.columns
+    return {
+      columns,
+      types: result.types,
+      rows: formatRows(result.rows, result.types),
+      hogql: compiled.hogql,
+      clickhouse: sql,
+      pagination: compiled.pagination,
+      timings: [
+        { k: './compile', t: (compiledAt - started) / 1000 },
+        { k: './execute', t: elapsed(compiledAt) },
+      ],
+    }
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** `{filters}` for HogQLQuery: property filters and date range as one boolean expression (`true` if none). */
+function filtersExpression(filters: unknown): string {
+  if (!isObject(filters)) return 'true'
+  const parts: string[] = []
+  const range = isObject(filters.dateRange) ? filters.dateRange : {}
+  const from = dateToHogQL(range.date_from, 'date_from')
+  const to = dateToHogQL(range.date_to, 'date_to')
+  if (from) parts.push(`timestamp >= ${from}`)
+  if (to) parts.push(`timestamp < ${to}`)
+  const properties = propertiesToHogQL(filters.properties)
+  if (properties) parts.push(properties)
+  return parts.length === 0 ? 'true' : parts.map((p) => `(${p})`).join(' AND ')
+}
+
+function placeholdersOf(node: QueryNode): Record<string, unknown> | undefined {
+  const text = node.query as string
+  const values: Record<string, unknown> = isObject(node.values) ? { ...node.values } : {}
+  if (isObject(node.variables)) {
+    const variables: Record<string, unknown> = {}
+    for (const variable of Object.values(node.variables)) {
+      if (!isObject(variable) || typeof variable.code_name !== 'string') continue
+      variables[variable.code_name] = variable.isNull === true ? null : (variable.value ?? null)
+    }
+    values.variables = variables
+  }
+  if (/\{\s*filters\s*\}/.test(text)) {
+    if (isObject(node.values) && 'filters' in node.values) {
+      throw new ValidationError("Query contains 'filters' both as placeholder and as a query parameter.", 'query')
+    }
+    values.filters = parseExpr(filtersExpression(node.filters))
+  }
+  return Object.keys(values).length > 0 ? values : undefined
+}
+
+export const runHogQLQuery: NodeRunner = async (node, ctx, run) => {
+  if (typeof node.query !== 'string' || node.query.trim() === '') {
+    throw new ValidationError('This field is required.', 'query', 'required')
+  }
+  const started = performance.now()
+  let placeholders: Record<string, unknown> | undefined
+  try {
+    placeholders = placeholdersOf(node)
+  } catch (error) {
+    throw toQueryError(error)
+  }
+  const executed = await run(node.query, ctx, { placeholders, limitPlusOne: true })
+  let rows = executed.rows
+  const response: Record<string, unknown> = {}
+  if (executed.pagination) {
+    response.hasMore = rows.length > executed.pagination.limit
+    rows = rows.slice(0, executed.pagination.limit)
+    response.limit = executed.pagination.limit
+    response.offset = executed.pagination.offset
+  }
+  ctx.stats.resultRows = rows.length
+  return {
+    results: rows,
+    columns: executed.columns,
+    types: executed.columns.map((c, i) => [c, executed.types[i]]),
+    hogql: executed.hogql,
+    clickhouse: executed.clickhouse,
+    query: node.query,
+    modifiers: isObject(node.modifiers) ? node.modifiers : {},
+    error: null,
+    timings: [...executed.timings, { k: '.', t: elapsed(started) }],
+    ...response,
+  }
+}
+
+export function createEventsQueryRunner(persons?: PersonLookup): NodeRunner {
+  return async (node, ctx, run) => {
+    const started = performance.now()
+    const plan = buildEventsQuery(node as unknown as EventsQueryNode)
+    const executed = await run(plan.hogql, ctx)
+    const hasMore = executed.rows.length > plan.limit
+    const rows = executed.rows.slice(0, plan.limit)
+    const ids = personDistinctIds(plan.plan, rows)
+    const people = ids.length > 0 && persons ? await persons(ctx.team.id, ids) : new Map()
+    const shaped = shapeEventsRows(plan.plan, rows, executed.types, ctx.team.id, people)
+    ctx.stats.resultRows = rows.length
+    return {
+      results: shaped.results,
+      columns: plan.columns,
+      types: shaped.types,
+      hogql: executed.hogql,
+      clickhouse: executed.clickhouse,
+      hasMore,
+      limit: plan.limit,
+      offset: plan.offset,
+      modifiers: isObject(node.modifiers) ? node.modifiers : {},
+      timings: [...executed.timings, { k: '.', t: elapsed(started) }],
+    }
+  }
+}

@@ -1,0 +1,301 @@
+/**
+ * The query service: execution modes (`refresh`), result cache, asynchronous jobs, cancellation and the
+ * query log around the node runners. Knows nothing of HTTP.
+ */
+import crypto from 'node:crypto'
+import { NotFound, ValidationError } from '../http/errors.js'
+import type { EventStore } from '../storage/events/types.js'
+import { cacheFields, cacheKeyOf, createQueryCache, isStale, type QueryCache } from './cache.js'
+import { CANCELLED_DETAIL, QueryFailed, toQueryError } from './errors.js'
+import { createQueryJobs, type QueryStatus } from './jobs.js'
+import { QUERY_LOG_RETENTION_MS, type QueryLogStore, toQueryLogEntry } from './query-log.js'
+import {
+  createEventsQueryRunner,
+  createHogQLExecutor,
+  type NodeRunner,
+  type QueryNode,
+  type QueryTeam,
+  type RunContext,
+  type RunnerDeps,
+  runHogQLQuery,
+} from './runner.js'
+import { upgradeQuery } from './upgrade.js'
+
+export type ExecutionMode =
+  | 'blocking'
+  | 'async'
+  | 'async_except_on_cache_miss'
+  | 'lazy_async'
+  | 'force_async'
+  | 'force_blocking'
+  | 'force_cache'
+
+export const EXECUTION_MODES: ExecutionMode[] = [
+  'blocking',
+  'async',
+  'async_except_on_cache_miss',
+  'lazy_async',
+  'force_async',
+  'force_blocking',
+  'force_cache',
+]
+
+export interface QueryRequest {
+  query: Record<string, unknown>
+  client_query_id?: string | null
+  refresh?: string | boolean | null
+  async?: boolean | null
+  filters_override?: Record<string, unknown> | null
+  variables_override?: Record<string, unknown> | null
+  name?: string | null
+}
+
+export interface QueryAnswer {
+  statusCode: 200 | 202
+  body: Record<string, unknown>
+}
+
+/** Wrapper nodes that display another node: the API runs their `source`. */
+const WRAPPER_KINDS = new Set(['DataTableNode', 'DataVisualizationNode', 'InsightVizNode'])
+const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/
+const LOG_PRUNE_EVERY_MS = 3_600_000
+
+export interface QueryServiceDeps extends RunnerDeps {
+  events: Pick<EventStore, 'query' | 'cancel' | 'progress'>
+  log: Pick<QueryLogStore, 'start' | 'finish' | 'latest' | 'prune'>
+  clock: () => Date
+  cache?: QueryCache
+  /** Runners for more node kinds (insights), by kind. */
+  runners?: Record<string, NodeRunner>
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** The engine's id for a query: unique across projects and made of characters that need no escaping. */
+export const engineIdOf = (teamId: number, queryId: string) =>
+  `t${teamId}x${Buffer.from(queryId, 'utf8').toString('hex')}`
+
+function modeOf(request: QueryRequest): ExecutionMode {
+  const refresh = request.refresh
+  let mode: ExecutionMode
+  if (refresh === true) mode = 'force_blocking'
+  else if (refresh === false || refresh === null || refresh === undefined) mode = 'blocking'
+  else if ((EXECUTION_MODES as string[]).includes(refresh)) mode = refresh as ExecutionMode
+  else throw new ValidationError(`"${refresh}" is not a valid choice.`, 'refresh', 'invalid_choice')
+  if (request.async === true && mode === 'blocking') mode = 'async'
+  // The query endpoint always calculates when the cache is stale (PostHog converts force_cache here too).
+  if (mode === 'force_cache') mode = 'blocking'
+  return mode
+}
+
+/** `filters_override` / `variables_override` folded into the node they apply to. */
+function applyOverrides(node: QueryNode, request: QueryRequest): QueryNode {
+  let next = node
+  const filters = request.filters_override
+  if (isObject(filters)) {
+    const properties = Array.isArray(filters.properties) ? filters.properties : []
+    if (next.kind === 'HogQLQuery') {
+      const current = isObject(next.filters) ? next.filters : {}
+      const range = isObject(current.dateRange) ? { ...current.dateRange } : {}
+      if ('date_from' in filters) range.date_from = filters.date_from
+      if ('date_to' in filters) range.date_to = filters.date_to
+      const existing = Array.isArray(current.properties) ? current.properties : []
+      next = { ...next, filters: { ...current, dateRange: range, properties: [...existing, ...properties] } }
+    } else if (next.kind === 'EventsQuery') {
+      next = { ...next }
+      if (filters.date_from !== undefined) next.after = filters.date_from
+      if (filters.date_to !== undefined) next.before = filters.date_to
+      const existing = Array.isArray(next.properties) ? next.properties : []
+      if (properties.length > 0) next.properties = [...existing, ...properties]
+    }
+  }
+  const variables = request.variables_override
+  if (isObject(variables) && next.kind === 'HogQLQuery') {
+    const current = isObject(next.variables) ? { ...next.variables } : {}
+    for (const [id, override] of Object.entries(variables)) {
+      if (!isObject(override)) continue
+      current[id] = { ...(isObject(current[id]) ? current[id] : { variableId: id }), ...override }
+    }
+    next = { ...next, variables: current }
+  }
+  return next
+}
+
+const RELATIVE_DATE = /^-?\d*[sMhdwmqy](Start|End)?$/
+
+/** Whether a result can be served from cache at all: relative time bounds make it stale at once. */
+function isCacheable(node: QueryNode): boolean {
+  if (node.kind !== 'EventsQuery') return true
+  const absolute = (v: unknown) => typeof v === 'string' && v !== '' && v !== 'all' && !RELATIVE_DATE.test(v)
+  return absolute(node.after) && absolute(node.before)
+}
+
+export function createQueryService(deps: QueryServiceDeps) {
+  const cache = deps.cache ?? createQueryCache()
+  const jobs = createQueryJobs({ events: deps.events, clock: deps.clock })
+  const execute = createHogQLExecutor(deps)
+  const runners: Record<string, NodeRunner> = {
+    HogQLQuery: runHogQLQuery,
+    EventsQuery: createEventsQueryRunner(deps.persons),
+    ...deps.runners,
+  }
+  /** Blocking queries in flight, so DELETE can stop them too. */
+  const inFlight = new Map<string, { engineId: string; controller: AbortController }>()
+  let lastPrune = 0
+
+  function resolveNode(raw: unknown): QueryNode {
+    let node = upgradeQuery(raw)
+    for (let depth = 0; isObject(node) && WRAPPER_KINDS.has(node.kind as string); depth++) {
+      if (depth > 5 || !isObject(node.source)) throw new ValidationError('The query has no source to run.', 'query')
+      node = node.source
+    }
+    if (!isObject(node) || typeof node.kind !== 'string') {
+      throw new ValidationError('The query needs a kind.', 'query__kind', 'required')
+    }
+    if (!runners[node.kind]) {
+      throw new ValidationError(`Query kind "${node.kind}" is not supported.`, 'query__kind', 'invalid_choice')
+    }
+    return node as QueryNode
+  }
+
+  /** Runs a node once, with its query log row, and caches a successful result. */
+  async function calculate(
+    team: QueryTeam,
+    node: QueryNode,
+    meta: { queryId: string; clientQueryId: string | null; name: string | null; cacheKey: string; isAsync: boolean },
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const now = deps.clock()
+    if (now.getTime() - lastPrune > LOG_PRUNE_EVERY_MS) {
+      lastPrune = now.getTime()
+      await deps.log.prune(new Date(now.getTime() - QUERY_LOG_RETENTION_MS).toISOString())
+    }
+    const logId = await deps.log.start({
+      team_id: team.id,
+      query_id: meta.queryId,
+      client_query_id: meta.clientQueryId,
+      name: meta.name,
+      kind: node.kind,
+      query: JSON.stringify(node),
+      is_async: meta.isAsync,
+      created_at: now.toISOString(),
+    })
+    const ctx: RunContext = {
+      team,
+      engineId: engineIdOf(team.id, meta.queryId),
+      signal,
+      stats: { rowsRead: 0, bytesRead: 0, resultRows: 0 },
+    }
+    const started = performance.now()
+    const finishLog = (status: 'completed' | 'failed' | 'cancelled', error?: QueryFailed | unknown) =>
+      deps.log.finish(logId, {
+        status,
+        hogql: ctx.stats.hogql ?? null,
+        clickhouse: ctx.stats.clickhouse ?? null,
+        error: error === undefined ? null : error instanceof QueryFailed ? error.detail : String(error),
+        error_code: error instanceof QueryFailed ? error.code : error === undefined ? null : 'error',
+        duration_ms: performance.now() - started,
+        rows_read: ctx.stats.rowsRead,
+        bytes_read: ctx.stats.bytesRead,
+        result_rows: ctx.stats.resultRows,
+        finished_at: deps.clock().toISOString(),
+      })
+    try {
+      const response = await runners[node.kind](node, ctx, execute)
+      if (signal.aborted) throw toQueryError(Object.assign(new Error('aborted'), { name: 'AbortError' }))
+      const lastRefresh = deps.clock()
+      cache.set(meta.cacheKey, { response, lastRefresh, cacheable: isCacheable(node) })
+      await finishLog('completed')
+      return { ...response, ...cacheFields(meta.cacheKey, lastRefresh, team.timezone, false) }
+    } catch (error) {
+      const mapped = toQueryError(error)
+      const cancelled = signal.aborted || (mapped instanceof QueryFailed && mapped.detail === CANCELLED_DETAIL)
+      await finishLog(cancelled ? 'cancelled' : 'failed', mapped).catch(() => undefined)
+      throw mapped
+    }
+  }
+
+  return {
+    /** `POST /query/`: runs (or starts, or serves from cache) a query as the request's `refresh` asks. */
+    async query(team: QueryTeam, request: QueryRequest): Promise<QueryAnswer> {
+      const clientQueryId = request.client_query_id ?? null
+      if (clientQueryId !== null && !SAFE_ID.test(clientQueryId)) {
+        throw new ValidationError(
+          'client_query_id may only contain letters, digits, "-" and "_" (at most 128).',
+          'client_query_id',
+        )
+      }
+      const mode = modeOf(request)
+      const node = applyOverrides(resolveNode(request.query), request)
+      const queryId = clientQueryId ?? crypto.randomUUID().replace(/-/g, '')
+      const cacheKey = cacheKeyOf(team.id, team.timezone, node)
+      const meta = { queryId, clientQueryId, name: request.name ?? null, cacheKey, isAsync: false }
+      const now = deps.clock()
+      const cached = cache.get(cacheKey)
+      const fresh = cached && !isStale(cached, now, mode === 'lazy_async') ? cached : undefined
+      const fromCache = (entry: NonNullable<typeof cached>) => ({
+        ...entry.response,
+        ...cacheFields(cacheKey, entry.lastRefresh, team.timezone, true),
+      })
+
+      const startJob = (): QueryStatus =>
+        jobs.start(team.id, queryId, engineIdOf(team.id, queryId), (signal) =>
+          calculate(team, node, { ...meta, isAsync: true }, signal),
+        )
+
+      if (mode === 'force_async') return { statusCode: 202, body: { query_status: startJob() } }
+      if (fresh && mode !== 'force_blocking') return { statusCode: 200, body: fromCache(fresh) }
+      if (mode === 'async' || mode === 'lazy_async' || (mode === 'async_except_on_cache_miss' && cached)) {
+        const status = startJob()
+        const body = cached
+          ? { ...fromCache(cached), query_status: status }
+          : { cache_key: cacheKey, query_status: status }
+        return { statusCode: status.complete ? 200 : 202, body }
+      }
+
+      const key = `${team.id}:${queryId}`
+      const controller = new AbortController()
+      inFlight.set(key, { engineId: engineIdOf(team.id, queryId), controller })
+      try {
+        return { statusCode: 200, body: await calculate(team, node, meta, controller.signal) }
+      } finally {
+        if (inFlight.get(key)?.controller === controller) inFlight.delete(key)
+      }
+    },
+
+    /** `GET /query/{id}/`: the status of an asynchronous query, with PostHog's status codes. */
+    async status(
+      teamId: number,
+      queryId: string,
+    ): Promise<{ statusCode: number; body: { query_status: QueryStatus } }> {
+      const status = await jobs.get(teamId, queryId)
+      if (!status) throw new NotFound()
+      const statusCode = !status.complete ? 202 : !status.error ? 200 : status.error_message ? 400 : 500
+      return { statusCode, body: { query_status: status } }
+    },
+
+    /** `DELETE /query/{id}/`: stops the query in the engine. */
+    async cancel(teamId: number, queryId: string): Promise<void> {
+      if (await jobs.cancel(teamId, queryId)) return
+      const running = inFlight.get(`${teamId}:${queryId}`)
+      if (!running) throw new NotFound()
+      running.controller.abort()
+      await deps.events.cancel(running.engineId)
+    },
+
+    /** `GET /query/{id}/log/`: the latest log row of a query issued in the last 24 hours. */
+    async log(teamId: number, queryId: string) {
+      const since = new Date(deps.clock().getTime() - QUERY_LOG_RETENTION_MS).toISOString()
+      const row = await deps.log.latest(teamId, queryId, since)
+      if (!row) throw new NotFound()
+      return toQueryLogEntry(row)
+    },
+
+    upgrade: <T>(query: T): T => upgradeQuery(query),
+
+    /** Waits for an asynchronous query to end (shutdown, tests). */
+    settled: (teamId: number, queryId: string) => jobs.settled(teamId, queryId),
+  }
+}
+
+export type QueryService = ReturnType<typeof createQueryService>
