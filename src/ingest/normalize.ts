@@ -327,6 +327,14 @@ const PERSON_FROM_EVENT = new Map(
     .map((key) => [key, `$initial_${key.replace('$', '')}`]),
 )
 
+/**
+ * Person properties that posthog-js repeats on every event ($browser, $current_url, …): a new value alone is not
+ * worth a person write, so it is stored with the next change that is (PostHog filters these updates too).
+ */
+export function isEventToPersonProperty(key: string): boolean {
+  return PERSON_FROM_EVENT.has(key) || key.startsWith('$geoip_')
+}
+
 function liftPersonProperties(
   properties: Props,
   set: Props | undefined,

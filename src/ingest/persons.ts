@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import type { Transaction } from 'kysely'
 import type { PersonStore } from '../persons/store.js'
 import type { MetaDatabase } from '../storage/meta/schema.js'
-import type { NormalizedEvent } from './normalize.js'
+import { isEventToPersonProperty, type NormalizedEvent } from './normalize.js'
 
 type Props = Record<string, unknown>
 
@@ -95,7 +95,6 @@ export function createPersonProcessor(deps: { persons: PersonStore; clock: () =>
   }
 
   async function processBatch(teamId: number, events: NormalizedEvent[]): Promise<ProcessedBatch> {
-    const now = deps.clock().toISOString()
     const mirror: MirrorRows = { persons: [], distinctIds: [], groups: [] }
     const personIds: string[] = new Array(events.length)
     const groupColumns: string[][] = new Array(events.length)
@@ -401,8 +400,11 @@ function groupColumnsOf(ev: NormalizedEvent, types: Map<string, number>): string
 }
 
 function changesProperties(current: Props, ev: NormalizedEvent): boolean {
-  for (const [k, v] of Object.entries(ev.setProps)) if (!sameValue(current[k], v)) return true
-  for (const k of Object.keys(ev.setOnceProps)) if (!(k in current)) return true
+  for (const k in ev.setProps) {
+    if (!(k in current)) return true
+    if (!isEventToPersonProperty(k) && !sameValue(current[k], ev.setProps[k])) return true
+  }
+  for (const k in ev.setOnceProps) if (!(k in current)) return true
   for (const k of ev.unsetProps) if (k in current) return true
   return false
 }

@@ -83,10 +83,10 @@ describe.skipIf(!hasChromium)('posthog-js in headless Chromium', () => {
       if (req.url().startsWith(burrowUrl) && req.method() === 'POST') captureRequests.push(req.url())
     })
     await page.goto(siteUrl)
-    await page.waitForFunction(() => (window as unknown as { __anon?: string }).__anon !== undefined)
-    const anon = await page.evaluate(() => (window as unknown as { __anon: string }).__anon)
+    await page.waitForFunction(() => (globalThis as unknown as { __anon?: string }).__anon !== undefined)
+    const anon = await page.evaluate(() => (globalThis as unknown as { __anon: string }).__anon)
     await page.evaluate(() => {
-      const ph = (window as unknown as { posthog: { identify: (id: string, props: object) => void } }).posthog
+      const ph = (globalThis as unknown as { posthog: { identify: (id: string, props: object) => void } }).posthog
       ph.identify('browser-user-1', { email: 'browser@example.com' })
     })
 

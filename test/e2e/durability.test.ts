@@ -8,7 +8,7 @@ import { migrateEventStore, openEventStore } from '../../src/storage/events/inde
 
 const root = path.resolve(import.meta.dirname, '../..')
 
-function start(dataDir: string, port: number): { child: ChildProcess; ready: Promise<void> } {
+function start(dataDir: string, port: number): { child: ChildProcess; ready: Promise<void>; exited: Promise<unknown> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'error', DATABASE_URL: '' },
@@ -22,7 +22,9 @@ function start(dataDir: string, port: number): { child: ChildProcess; ready: Pro
     })
     child.on('exit', (code) => reject(new Error(`server exited early (${code})`)))
   })
-  return { child, ready }
+  // Listen for the exit now: it may happen before anyone waits for it.
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  return { child, ready, exited }
 }
 
 describe('durability', () => {
@@ -61,7 +63,7 @@ describe('durability', () => {
       first.child.kill('SIGKILL')
       stop = true
       await Promise.all(workers)
-      await new Promise((r) => first.child.once('exit', r))
+      await first.exited
       expect(acknowledged.length).toBeGreaterThan(100)
 
       // Restart on the same data directory: the service comes back and answers.
@@ -70,7 +72,7 @@ describe('durability', () => {
       const health = await fetch(`http://127.0.0.1:${port}/_health`)
       expect(health.status).toBe(200)
       second.child.kill('SIGTERM')
-      await new Promise((r) => second.child.once('exit', r))
+      await second.exited
 
       const store = openEventStore(`chdb:${path.join(dataDir, 'chdb')}`)
       await migrateEventStore(store)

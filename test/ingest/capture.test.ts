@@ -425,3 +425,48 @@ describe('persons and groups', () => {
     expect(JSON.parse(theirs!.properties).who).toBe('theirs')
   })
 })
+
+describe('definitions discovery', () => {
+  it('creates event and property definitions of the right kind and type from real capture traffic', async () => {
+    const event = `discovered ${distinctId}`
+    await post('/batch/', {
+      api_key: token,
+      batch: [
+        {
+          event,
+          distinct_id: distinctId,
+          properties: {
+            price: 9.5,
+            paid: true,
+            coupon: 'X1',
+            created_at: '2026-01-02T03:04:05Z',
+            $set: { tier: 'gold' },
+          },
+        },
+        {
+          event: '$groupidentify',
+          distinct_id: distinctId,
+          properties: { $group_type: 'team', $group_key: 't1', $group_set: { seats: 3 } },
+        },
+      ],
+    })
+    await t.burrow.ingest.flushBackground()
+    const get = (url: string) => t.burrow.app.inject({ method: 'GET', url, headers: t.auth }).then((r) => r.json())
+    const base = `/api/projects/${t.creds.project_id}`
+    const events = await get(`${base}/event_definitions/?search=${encodeURIComponent(event)}`)
+    expect(events.results.map((e: { name: string }) => e.name)).toEqual([event])
+    const props = await get(
+      `${base}/property_definitions/?event_names=${encodeURIComponent(JSON.stringify([event]))}&filter_by_event_names=true&limit=100`,
+    )
+    const types = Object.fromEntries(
+      props.results.map((p: { name: string; property_type: string }) => [p.name, p.property_type]),
+    )
+    expect(types).toMatchObject({ price: 'Numeric', paid: 'Boolean', coupon: 'String', created_at: 'DateTime' })
+    const person = await get(`${base}/property_definitions/?type=person&search=tier`)
+    expect(person.results.map((p: { name: string }) => p.name)).toContain('tier')
+    const group = await get(
+      `${base}/property_definitions/?type=group&group_type_index=${(await t.burrow.stores.persons.groupTypeMapping(t.creds.project_id)).find((g) => g.group_type === 'team')!.group_type_index}`,
+    )
+    expect(group.results.map((p: { name: string }) => p.name)).toContain('seats')
+  })
+})
