@@ -3,15 +3,40 @@ import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import Fastify from 'fastify'
 import { createActivityStore } from './activity/store.js'
+import { cohortRoutes } from './cohorts/routes.js'
+import { createCohortService, toCohortDefinition } from './cohorts/service.js'
+import { createCohortStore } from './cohorts/store.js'
 import type { Config } from './config.js'
+import { definitionRoutes } from './definitions/routes.js'
+import { createDefinitionService } from './definitions/service.js'
+import { createDefinitionStore } from './definitions/store.js'
+import { createDefinitionsCache } from './flags/cache.js'
+import { flagsEndpointRoutes } from './flags/evaluate-route.js'
+import { createFlagsEvaluator } from './flags/evaluation-service.js'
+import { localEvaluationRoutes } from './flags/local-evaluation.js'
+import { createFlagQuota } from './flags/quota.js'
+import { remoteConfigRoutes } from './flags/remote-config.js'
+import { flagRoutes } from './flags/routes.js'
+import { createFlagService, toFlagDefinition } from './flags/service.js'
+import { createFlagStore } from './flags/store.js'
 import { authPlugin } from './http/auth.js'
 import { installErrorHandling } from './http/error-handler.js'
+import { createCommitter } from './ingest/committer.js'
+import { createGeoIp } from './ingest/geoip.js'
+import { createPersonProcessor } from './ingest/persons.js'
+import { ingestRoutes } from './ingest/routes.js'
+import { createIngestService } from './ingest/service.js'
+import { createUsageStore } from './ingest/usage-store.js'
 import { organizationRoutes } from './organizations/routes.js'
 import { createOrganizationStore } from './organizations/store.js'
+import { createPersonStore } from './persons/store.js'
 import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
-import { createPersonStore } from './persons/store.js'
 import { createProjectStore } from './projects/store.js'
+import { createPersonLookup } from './queries/person-lookup.js'
+import { createQueryLogStore } from './queries/query-log.js'
+import { queryRoutes } from './queries/routes.js'
+import { createQueryService } from './queries/service.js'
 import { type EventStore, migrateEventStore, openEventStore } from './storage/events/index.js'
 import { type MetaDb, openMetaDb } from './storage/meta/db.js'
 import { migrateMeta } from './storage/meta/migrate.js'
@@ -41,7 +66,30 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     keys: createPersonalApiKeyStore(meta.db),
     activity: createActivityStore(meta.db),
     persons: createPersonStore(meta.db),
+    definitions: createDefinitionStore(meta.db),
+    flags: createFlagStore(meta.db),
+    cohorts: createCohortStore(meta.db),
   }
+  const flagCache = createDefinitionsCache({
+    source: {
+      flags: async (teamId) =>
+        (await stores.flags.allForTeam(teamId)).filter((r) => r.deleted === 0).map(toFlagDefinition),
+      cohorts: async (teamId) => (await stores.cohorts.allForTeam(teamId)).map(toCohortDefinition),
+      groupTypeMapping: async (teamId) =>
+        Object.fromEntries(
+          (await stores.persons.groupTypeMapping(teamId)).map((g) => [g.group_type_index, g.group_type]),
+        ),
+    },
+    projectByToken: async (token) => {
+      const project = await stores.projects.getByToken(token)
+      const org = project && (await stores.organizations.get(project.organization_id))
+      if (!project || !org) return undefined
+      const quota = org.flag_request_quota === null ? null : Number(org.flag_request_quota)
+      const { id: teamId, organization_id: organizationId, name, timezone } = project
+      return { teamId, organizationId, token, name, timezone, flagRequestQuota: quota }
+    },
+  })
+  const flagQuota = createFlagQuota({ usage: stores.flags, clock })
   const services = {
     projects: createProjectService({ projects: stores.projects, clock }),
     keys: createPersonalApiKeyService({
@@ -49,7 +97,35 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       projectOrganization: async (id) => (await stores.projects.get(id))?.organization_id,
       clock,
     }),
+    definitions: createDefinitionService({ store: stores.definitions, activity: stores.activity, events, clock }),
+    flags: createFlagService({
+      flags: stores.flags,
+      cohorts: stores.cohorts,
+      groupTypeIndexes: async (teamId) =>
+        (await stores.persons.groupTypeMapping(teamId)).map((g) => g.group_type_index),
+      users: stores.users,
+      activity: stores.activity,
+      cache: flagCache,
+      clock,
+    }),
+    cohorts: createCohortService({
+      cohorts: stores.cohorts,
+      persons: stores.persons,
+      users: stores.users,
+      activity: stores.activity,
+      cache: flagCache,
+      clock,
+    }),
+    flagCache,
+    flagQuota,
   }
+  const queries = createQueryService({
+    events,
+    log: createQueryLogStore(meta.db),
+    persons: createPersonLookup(stores.persons),
+    propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
+    clock,
+  })
 
   const app = Fastify({
     logger: options.logger === false || config.logLevel === 'silent' ? false : { level: config.logLevel },
@@ -97,19 +173,53 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   })
 
   await app.register(projectRoutes({ projects: services.projects, siteUrl: config.siteUrl }))
+  await app.register(definitionRoutes({ definitions: services.definitions, siteUrl: config.siteUrl }))
   await app.register(organizationRoutes({ organizations: stores.organizations, projects: stores.projects }))
   await app.register(
     userRoutes({ keys: services.keys, organizations: stores.organizations, projects: stores.projects }),
   )
+
+  const geoip = await createGeoIp(config.geoipDbPath)
+  const ingest = createIngestService({
+    projects: stores.projects,
+    organizations: stores.organizations,
+    persons: createPersonProcessor({ persons: stores.persons, clock }),
+    committer: createCommitter({ events }),
+    usage: createUsageStore(meta.db),
+    geoip,
+    recordDiscoveries: (teamId, items, seenAt) => services.definitions.recordDiscoveries(teamId, items, seenAt),
+    clock,
+    onError: (err, what) => app.log.error({ err }, `${what} failed`),
+  })
+  await app.register(ingestRoutes({ ingest, trustedProxies: config.trustedProxies }))
+  await app.register(
+    flagRoutes({ flags: services.flags, activity: stores.activity, users: stores.users, siteUrl: config.siteUrl }),
+  )
+  await app.register(cohortRoutes({ cohorts: services.cohorts, siteUrl: config.siteUrl }))
+  await app.register(queryRoutes({ queries }))
+  await app.register(localEvaluationRoutes({ cache: flagCache, projects: stores.projects }))
+  await app.register(remoteConfigRoutes({ cache: flagCache }))
+  const flagsEvaluator = createFlagsEvaluator({
+    quota: flagQuota,
+    persons: stores.persons,
+    cohorts: stores.cohorts,
+    geoip: async () => geoip,
+    clock,
+  })
+  await app.register(
+    flagsEndpointRoutes({ cache: flagCache, evaluator: flagsEvaluator, trustedProxies: config.trustedProxies }),
+  )
+  app.addHook('onClose', () => flagQuota.close())
 
   let closed = false
   async function close() {
     if (closed) return
     closed = true
     await app.close()
+    await ingest.close()
     await events.close()
     await meta.close()
   }
 
-  return { app, config, meta, events, stores, services, routes, clock, close }
+  return { app, config, meta, events, stores, services, ingest, routes, clock, close }
 }

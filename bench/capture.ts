@@ -1,0 +1,158 @@
+/**
+ * Capture throughput and latency.
+ * 1. Acknowledged throughput: ~1 KB posthog-js events in batches of 50 from concurrent connections; every
+ *    acknowledged event is then counted in the store.
+ * 2. Storage ceiling in the same run: the same rows inserted straight into chDB from one process, no HTTP.
+ * 3. p99 of single-event capture at a fixed 2,000 req/s.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import { migrateEventStore, openEventStore } from '../src/storage/events/index.js'
+import { printTable, realisticEvent, startServer } from './lib.js'
+
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 20)
+const BATCH = 50
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
+
+async function countEvents(dataDir: string): Promise<number> {
+  const store = openEventStore(`chdb:${path.join(dataDir, 'chdb')}`)
+  await migrateEventStore(store)
+  const result = await store.query<[number]>('SELECT count() FROM events')
+  await store.close()
+  return result.rows[0][0]
+}
+
+async function throughput() {
+  const server = await startServer()
+  const token = server.credentials.project_api_key
+  let n = 0
+  const body = () =>
+    JSON.stringify({ api_key: token, batch: Array.from({ length: BATCH }, () => realisticEvent(n++, token)) })
+  // Pre-build bodies so that the load generator spends its CPU on sending, not on JSON.
+  const bodies = Array.from({ length: 2000 }, body)
+  let next = 0
+  const result = await autocannon({
+    url: `${server.url}/batch/`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    requests: [
+      {
+        setupRequest: (req) => {
+          // Fresh uuids per request: a reused body would be deduplicated, not stored.
+          let b = bodies[next++ % bodies.length]
+          b = b.replace(/"uuid":"[0-9a-f-]{36}"/g, () => `"uuid":"${crypto.randomUUID()}"`)
+          return { ...req, body: b }
+        },
+      },
+    ],
+  })
+  await server.stop()
+  const acknowledgedEvents = result['2xx'] * BATCH
+  const stored = await countEvents(server.dataDir)
+  const bytesPerEvent = Buffer.byteLength(JSON.stringify(realisticEvent(1, token)))
+  fs.rmSync(server.dataDir, { recursive: true, force: true })
+  return {
+    eventsPerSecond: acknowledgedEvents / DURATION_S,
+    acknowledgedEvents,
+    stored,
+    errors: result.non2xx + result.errors,
+    p99: result.latency.p99,
+    bytesPerEvent,
+  }
+}
+
+async function ceiling(batchRows: number, totalRows: number) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-ceiling-'))
+  const store = openEventStore(`chdb:${dir}`)
+  await migrateEventStore(store)
+  const token = 'phc_bench'
+  const started = performance.now()
+  for (let done = 0; done < totalRows; done += batchRows) {
+    let ndjson = ''
+    for (let i = 0; i < batchRows; i++) {
+      const e = realisticEvent(done + i, token)
+      const props = e.properties as Record<string, unknown>
+      ndjson += `${JSON.stringify({
+        uuid: e.uuid,
+        team_id: 1,
+        event: e.event,
+        distinct_id: props.distinct_id,
+        person_id: '00000000-0000-0000-0000-000000000000',
+        properties: JSON.stringify(props),
+        timestamp: new Date().toISOString().replace('T', ' ').replace('Z', ''),
+        created_at: new Date().toISOString().replace('T', ' ').replace('Z', ''),
+        elements_chain: '',
+        $session_id: props.$session_id,
+        $window_id: props.$window_id,
+        $group_0: '',
+        $group_1: '',
+        $group_2: '',
+        $group_3: '',
+        $group_4: '',
+      })}\n`
+    }
+    await store.insertJsonEachRow('events', ndjson)
+  }
+  const seconds = (performance.now() - started) / 1000
+  await store.close()
+  fs.rmSync(dir, { recursive: true, force: true })
+  return totalRows / seconds
+}
+
+async function singleEventLatency() {
+  const server = await startServer()
+  const token = server.credentials.project_api_key
+  const bodies = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ api_key: token, ...realisticEvent(i, token) }))
+  let next = 0
+  const result = await autocannon({
+    url: `${server.url}/i/v0/e/`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    connections: 50,
+    overallRate: 2000,
+    duration: 15,
+    requests: [
+      {
+        setupRequest: (req) => ({
+          ...req,
+          body: bodies[next++ % bodies.length].replace(
+            /"uuid":"[0-9a-f-]{36}"/,
+            () => `"uuid":"${crypto.randomUUID()}"`,
+          ),
+        }),
+      },
+    ],
+  })
+  await server.stop()
+  fs.rmSync(server.dataDir, { recursive: true, force: true })
+  return {
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    rps: result.requests.average,
+    errors: result.non2xx + result.errors,
+  }
+}
+
+const t = await throughput()
+const ceiling500 = await ceiling(500, 100_000)
+const ceiling10k = await ceiling(10_000, 200_000)
+const single = await singleEventLatency()
+
+printTable('Capture benchmark', [
+  ['event size (JSON bytes)', String(t.bytesPerEvent)],
+  ['acknowledged events/s (batches of 50)', t.eventsPerSecond.toFixed(0)],
+  ['acknowledged events / counted in store', `${t.acknowledgedEvents} / ${t.stored}`],
+  ['failed requests', String(t.errors)],
+  ['batch request p99 (ms)', String(t.p99)],
+  ['storage ceiling, 500-row inserts (rows/s)', ceiling500.toFixed(0)],
+  ['storage ceiling, 10,000-row inserts (rows/s)', ceiling10k.toFixed(0)],
+  ['ratio to 500-row ceiling', (t.eventsPerSecond / ceiling500).toFixed(2)],
+  ['ratio to 10,000-row ceiling', (t.eventsPerSecond / ceiling10k).toFixed(2)],
+  ['single-event capture at 2,000 req/s: achieved req/s', single.rps.toFixed(0)],
+  ['single-event capture p50 / p99 (ms)', `${single.p50} / ${single.p99}`],
+  ['single-event failed requests', String(single.errors)],
+])

@@ -1,0 +1,98 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+export const root = path.resolve(import.meta.dirname, '..')
+
+export interface Server {
+  url: string
+  dataDir: string
+  child: ChildProcess
+  credentials: { project_api_key: string; personal_api_key: string; project_id: number }
+  stop(): Promise<void>
+}
+
+/** Starts Burrow the way `npm start` does, in its own process, on a fresh data directory. */
+export async function startServer(env: Record<string, string> = {}): Promise<Server> {
+  const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-bench-'))
+  const port = 20_000 + Math.floor(Math.random() * 5000)
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
+    cwd: root,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  await new Promise<void>((resolve, reject) => {
+    let out = ''
+    child.stdout?.on('data', (d) => {
+      out += d
+      if (out.includes('try: curl')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`server exited (${code})`)))
+  })
+  const credentials = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'))
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dataDir,
+    child,
+    credentials,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+    },
+  }
+}
+
+/** A posthog-js-like `$pageview` of about 1 KB. */
+export function realisticEvent(i: number, token: string): Record<string, unknown> {
+  const user = `user-${i % 5000}`
+  return {
+    uuid: crypto.randomUUID(),
+    event: i % 7 === 0 ? 'clicked button' : '$pageview',
+    timestamp: new Date().toISOString(),
+    properties: {
+      distinct_id: user,
+      token,
+      $os: 'Mac OS X',
+      $os_version: '14.5.0',
+      $browser: i % 3 === 0 ? 'Firefox' : 'Chrome',
+      $browser_version: 126,
+      $device_type: 'Desktop',
+      $current_url: `https://shop.example.com/products/${i % 200}?utm_source=newsletter`,
+      $host: 'shop.example.com',
+      $pathname: `/products/${i % 200}`,
+      $raw_user_agent:
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+      $screen_height: 1117,
+      $screen_width: 1728,
+      $viewport_height: 1000,
+      $viewport_width: 1728,
+      $lib: 'web',
+      $lib_version: '1.449.2',
+      $insert_id: crypto.randomBytes(8).toString('hex'),
+      $time: Date.now() / 1000,
+      $device_id: `device-${i % 5000}`,
+      $session_id: `session-${Math.floor(i / 20)}`,
+      $window_id: `window-${Math.floor(i / 20)}`,
+      $pageview_id: crypto.randomUUID(),
+      $referrer: 'https://www.google.com/',
+      $referring_domain: 'www.google.com',
+      $is_identified: false,
+      $process_person_profile: true,
+      plan: ['free', 'pro', 'enterprise'][i % 3],
+      cart_value: (i % 1000) / 10,
+    },
+  }
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+}
+
+export function printTable(title: string, rows: [string, string][]): void {
+  const width = Math.max(...rows.map((r) => r[0].length))
+  process.stdout.write(`\n${title}\n${'-'.repeat(title.length)}\n`)
+  for (const [k, v] of rows) process.stdout.write(`${k.padEnd(width)}  ${v}\n`)
+}
