@@ -1,3 +1,4 @@
+import { escapeTsv } from '../storage/events/params.js'
 import type { EventStore } from '../storage/events/types.js'
 
 /** One event row for the event store, as JSONEachRow serialises it. */
@@ -89,7 +90,7 @@ export function createCommitter(deps: { events: EventStore; maxRows?: number }) 
       if (persons.length > 0) writes.push(deps.events.insertJsonEachRow('persons', ndjson(persons)))
       if (distinctIds.length > 0) writes.push(deps.events.insertJsonEachRow('person_distinct_ids', ndjson(distinctIds)))
       if (groups.length > 0) writes.push(deps.events.insertJsonEachRow('groups', ndjson(groups)))
-      if (fresh.length > 0) writes.push(deps.events.insertJsonEachRow('events', ndjson(fresh)))
+      if (fresh.length > 0) writes.push(deps.events.insertTabSeparated('events', EVENT_COLUMNS, eventsTsv(fresh)))
       await Promise.all(writes)
       // Each request learns how many of its own events were new.
       const freshIds = new Set(fresh.map((e) => e.uuid))
@@ -144,6 +145,34 @@ export function createCommitter(deps: { events: EventStore; maxRows?: number }) 
       return queuedRows
     },
   }
+}
+
+const EVENT_COLUMNS = [
+  'uuid',
+  'team_id',
+  'event',
+  'distinct_id',
+  'person_id',
+  'properties',
+  'timestamp',
+  'created_at',
+  'elements_chain',
+  '$session_id',
+  '$window_id',
+  '$group_0',
+  '$group_1',
+  '$group_2',
+  '$group_3',
+  '$group_4',
+] as const
+
+/** Events as TabSeparated text: cheaper to build than JSON (no second escaping of the properties' JSON). */
+function eventsTsv(rows: EventRow[]): string {
+  let out = ''
+  for (const r of rows) {
+    out += `${r.uuid}\t${r.team_id}\t${escapeTsv(r.event)}\t${escapeTsv(r.distinct_id)}\t${r.person_id}\t${escapeTsv(r.properties)}\t${r.timestamp}\t${r.created_at}\t${escapeTsv(r.elements_chain)}\t${escapeTsv(r.$session_id)}\t${escapeTsv(r.$window_id)}\t${escapeTsv(r.$group_0)}\t${escapeTsv(r.$group_1)}\t${escapeTsv(r.$group_2)}\t${escapeTsv(r.$group_3)}\t${escapeTsv(r.$group_4)}\n`
+  }
+  return out
 }
 
 function ndjson(rows: object[]): string {

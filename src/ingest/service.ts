@@ -49,6 +49,8 @@ export function createIngestService(deps: {
   const tokens = new Map<string, { project: ProjectRow | undefined; at: number }>()
   const pendingDiscoveries = new Map<number, Discovery[]>()
   const pendingUsage = new Map<string, { billable: number; historical: number; month: string }>()
+  /** Per project: event shapes (name, property keys and value kinds) already handed to discovery, by hour. */
+  const shapes = new Map<number, Map<string, number>>()
   let backgroundRun: Promise<void> | undefined
   const timer = setInterval(() => void runBackground(), BACKGROUND_INTERVAL_MS)
   timer.unref()
@@ -76,21 +78,35 @@ export function createIngestService(deps: {
     return entry.project
   }
 
+  /** GeoIP as PostHog's plugin adds it: on the event, and onto the person with `$set` / `$set_once` ($initial_…). */
   function enrichWithGeo(ev: NormalizedEvent) {
     if (!deps.geoip || ev.properties.$geoip_disable === true) return
     const ip = ev.properties.$ip
     if (typeof ip !== 'string' || ip === '') return
-    const geo = deps.geoip.lookup(ip)
-    const keys = Object.keys(geo)
-    if (keys.length === 0) return
-    for (const k of keys) if (ev.properties[k] === undefined) ev.properties[k] = geo[k]
+    const geo = geoFor(ip)
+    if (!geo) return
+    for (const k in geo.props) if (ev.properties[k] === undefined) ev.properties[k] = geo.props[k]
     if (!ev.processPerson) return
-    const initial: Record<string, unknown> = {}
-    for (const k of keys) initial[`$initial_${k.slice(1)}`] = geo[k]
-    ev.setProps = { ...geo, ...ev.setProps }
-    ev.setOnceProps = { ...initial, ...ev.setOnceProps }
+    // What the event sets itself wins over the lookup.
+    for (const k in geo.props) if (!(k in ev.setProps)) ev.setProps[k] = geo.props[k]
+    for (const k in geo.initial) if (!(k in ev.setOnceProps)) ev.setOnceProps[k] = geo.initial[k]
     ev.properties.$set = ev.setProps
     ev.properties.$set_once = ev.setOnceProps
+  }
+
+  const geoCache = new Map<string, { props: Record<string, unknown>; initial: Record<string, unknown> } | null>()
+  function geoFor(ip: string) {
+    let entry = geoCache.get(ip)
+    if (entry === undefined) {
+      const props = deps.geoip?.lookup(ip) ?? {}
+      const keys = Object.keys(props)
+      const initial: Record<string, unknown> = {}
+      for (const k of keys) initial[`$initial_${k.slice(1)}`] = props[k]
+      entry = keys.length > 0 ? { props, initial } : null
+      if (geoCache.size >= 10_000) geoCache.clear()
+      geoCache.set(ip, entry)
+    }
+    return entry
   }
 
   function queueBackground(project: ProjectRow, events: NormalizedEvent[], historical: boolean, inserted: number) {
@@ -108,10 +124,22 @@ export function createIngestService(deps: {
       list = []
       pendingDiscoveries.set(project.id, list)
     }
-    const nowSeconds = Math.floor(deps.clock().getTime() / 1000)
+    const now = deps.clock().getTime()
+    const nowSeconds = Math.floor(now / 1000)
+    const hour = Math.floor(now / 3_600_000)
+    let seen = shapes.get(project.id)
+    if (!seen) {
+      seen = new Map()
+      shapes.set(project.id, seen)
+    }
     for (const ev of events) {
+      // Most events repeat a shape already learned this hour: skip the per-property typing for those.
+      const shape = shapeOf(ev)
+      if (seen.get(shape) === hour) continue
       const found = extractDefinitions(ev, nowSeconds)
       if (found) list.push({ ...found, groupProperties: found.groupProperties as never })
+      if (seen.size >= 20_000) seen.clear()
+      seen.set(shape, hour)
     }
   }
 
@@ -238,6 +266,33 @@ export function createIngestService(deps: {
       await runBackground()
     },
   }
+}
+
+/** An event's name with each property key and the kind of its value: equal shapes teach the same definitions. */
+function shapeOf(ev: NormalizedEvent): string {
+  let shape = ev.event
+  for (const k in ev.properties) shape += `\u0000${k}\u0001${kindOf(ev.properties[k])}`
+  shape += '\u0002'
+  for (const k in ev.setProps) shape += `\u0000${k}\u0001${kindOf(ev.setProps[k])}`
+  shape += '\u0002'
+  for (const k in ev.setOnceProps) shape += `\u0000${k}\u0001${kindOf(ev.setOnceProps[k])}`
+  const groupSet = ev.properties.$group_set
+  if (typeof groupSet === 'object' && groupSet !== null) {
+    shape += `\u0002${String(ev.properties.$group_type)}`
+    for (const k in groupSet) shape += `\u0000${k}\u0001${kindOf((groupSet as Record<string, unknown>)[k])}`
+  }
+  return shape
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'n'
+  if (typeof value !== 'string') return typeof value
+  // Strings that look like dates or booleans infer other types than plain strings.
+  return value.length >= 8 && value.length <= 40 && /^\d{2,4}[-/]/.test(value)
+    ? 'd'
+    : value.length <= 5
+      ? `s${value.trim().toLowerCase() === 'true' || value.trim().toLowerCase() === 'false' ? 'b' : ''}`
+      : 's'
 }
 
 function batchAttr(index: number, attr: string | null): string {

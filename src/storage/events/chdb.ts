@@ -92,6 +92,18 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
     }
   }
 
+  const checkedOrders = new Map<string, string>()
+  async function checkColumnOrder(table: string, columns: readonly string[]) {
+    const wanted = columns.join(',')
+    if (checkedOrders.get(table) === wanted) return
+    const result = await control.queryAsync(`DESCRIBE TABLE ${table.replace(/[^A-Za-z0-9_.]/g, '')}`, {
+      format: 'JSONCompact',
+    })
+    const actual = (JSON.parse(result.text()) as JsonCompact).data.map((r) => String(r[0])).join(',')
+    if (actual !== wanted) throw new Error(`columns of ${table} are (${actual}), not (${wanted})`)
+    checkedOrders.set(table, wanted)
+  }
+
   function leastBusy(): PooledSession {
     let target = pool[0]
     for (const p of pool) if (p.running < target.running) target = p
@@ -138,7 +150,10 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
       await insert({ table, values: ndjson, format: 'JSONEachRow' })
     },
     async insertTabSeparated(table, columns, tsv) {
-      await insert({ table, values: tsv, format: 'TabSeparated', columns: columns.map((c) => `\`${c}\``) })
+      // chDB's insert accepts only plain identifiers as column names ($session_id is not one), so the rows go in
+      // positionally; the caller's columns must be the table's own order, checked once per table.
+      await checkColumnOrder(table, columns)
+      await insert({ table, values: tsv, format: 'TabSeparated' })
     },
     async cancel(queryId) {
       const marker = markerOf(queryId)

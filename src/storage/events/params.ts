@@ -25,8 +25,10 @@ export function quoteString(value: string): string {
 
 /** Escapes a value for a TabSeparated field (also the text form of a String parameter). */
 export function escapeTsv(value: string): string {
-  return value.replace(/[\\\0\b\f\n\r\t]/g, (c) => TSV_ESCAPES[c])
+  return TSV_SPECIAL.test(value) ? value.replace(TSV_SPECIAL_ALL, (c) => TSV_ESCAPES[c]) : value
 }
+const TSV_SPECIAL = /[\\\0\b\f\n\r\t]/
+const TSV_SPECIAL_ALL = /[\\\0\b\f\n\r\t]/g
 
 function formatDate(d: Date): string {
   return d.toISOString().replace('T', ' ').replace('Z', '')
