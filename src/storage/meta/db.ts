@@ -30,6 +30,28 @@ export function openMetaDb(url: string): MetaDb {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<MetaDatabase>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<MetaDatabase>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   return { db, dialect: 'sqlite', close: () => db.destroy() }
+}
+
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running a small query. SQLite runs one
+ * statement at a time in this process, so a prepared statement can be reused by SQL text.
+ */
+function withStatementCache(sqlite: Database.Database) {
+  const cache = new Map<string, Database.Statement>()
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql)
+      if (!statement) {
+        statement = sqlite.prepare(sql)
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string)
+        cache.set(sql, statement)
+      }
+      return statement
+    },
+  }
 }
