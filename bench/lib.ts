@@ -15,10 +15,10 @@ export interface Server {
 }
 
 /** Starts Burrow the way `npm start` does, in its own process, on a fresh data directory. */
-export async function startServer(env: Record<string, string> = {}): Promise<Server> {
+export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
   const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-bench-'))
   const port = 20_000 + Math.floor(Math.random() * 5000)
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', 'start'], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

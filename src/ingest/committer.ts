@@ -40,35 +40,59 @@ interface Pending {
 }
 
 /**
- * Group commit: requests that arrive while an insert runs wait for the next one and share it, so the engine
- * sees a few large inserts instead of many small ones. A request's promise settles only after its rows are
- * written, so a 2xx always means stored. Events whose uuid is already stored are skipped (retries are safe).
+ * Group commit: requests that arrive while inserts run wait for the next one and share it, so the engine sees
+ * a few large inserts instead of many small ones. A few flushes run side by side, since most of an insert's time
+ * is the engine's fixed cost per insert, not work. A request's promise settles only after its rows are written,
+ * so a 2xx always means stored. Events whose uuid is already stored are skipped (retries are safe); a flush
+ * holding a uuid that another running flush writes waits for that one first, so the check sees it.
  */
-export function createCommitter(deps: { events: EventStore; maxRows?: number }) {
+export function createCommitter(deps: {
+  events: EventStore
+  maxRows?: number
+  concurrency?: number
+  /** How many recently written uuids to remember, so that only likely retries cost a look-up in the store. */
+  recentIds?: number
+}) {
   const maxRows = deps.maxRows ?? 20_000
+  const concurrency = deps.concurrency ?? 1
+  const recent = createRecentIds(deps.recentIds ?? 1_000_000)
+  // Uuids written shortly before a restart are remembered too (a client may be retrying right now).
+  const preload = deps.events
+    .query<[string]>(
+      `SELECT toString(uuid) FROM events WHERE created_at >= now64(6) - INTERVAL 1 HOUR
+       ORDER BY created_at DESC LIMIT ${deps.recentIds ?? 1_000_000}`,
+    )
+    .then((r) => {
+      for (const [uuid] of r.rows) recent.add(uuid)
+    })
+    .catch(() => undefined)
   const queue: Pending[] = []
   let queuedRows = 0
-  let running: Promise<void> | undefined
+  const running = new Set<Promise<void>>()
+  const inFlight = new Map<string, Promise<void>>()
 
   function schedule() {
-    if (running || queue.length === 0) return
-    const take: Pending[] = []
-    let rows = 0
-    while (queue.length > 0 && (take.length === 0 || rows + queue[0].batch.events.length <= maxRows)) {
-      const next = queue.shift() as Pending
-      rows += next.batch.events.length
-      take.push(next)
+    while (running.size < concurrency && queue.length > 0) {
+      const take: Pending[] = []
+      let rows = 0
+      while (queue.length > 0 && (take.length === 0 || rows + queue[0].batch.events.length <= maxRows)) {
+        const next = queue.shift() as Pending
+        rows += next.batch.events.length
+        take.push(next)
+      }
+      queuedRows -= rows
+      const flushing: Promise<void> = flush(take).finally(() => {
+        running.delete(flushing)
+        schedule()
+      })
+      running.add(flushing)
     }
-    queuedRows -= rows
-    running = flush(take).finally(() => {
-      running = undefined
-      schedule()
-    })
   }
 
   async function flush(items: Pending[]) {
+    const mine = deferred()
+    const events: EventRow[] = []
     try {
-      const events: EventRow[] = []
       const persons: object[] = []
       const distinctIds: object[] = []
       const groups: object[] = []
@@ -78,7 +102,17 @@ export function createCommitter(deps: { events: EventStore; maxRows?: number }) 
         for (const d of batch.distinctIds) distinctIds.push(d)
         for (const g of batch.groups) groups.push(g)
       }
-      const stored = await storedUuids(events)
+      const others = new Set<Promise<void>>()
+      for (const e of events) {
+        const other = inFlight.get(e.uuid)
+        if (other) others.add(other)
+      }
+      if (others.size > 0) await Promise.allSettled(others)
+      for (const e of events) inFlight.set(e.uuid, mine.promise)
+      await preload
+      // Only events whose uuid was written recently (by hash) may be retries: those are checked in the store.
+      const suspects = events.filter((e) => recent.has(e.uuid))
+      const stored = suspects.length > 0 ? await storedUuids(suspects) : []
       const seen = new Set<string>(stored)
       const fresh: EventRow[] = []
       for (const e of events) {
@@ -92,6 +126,7 @@ export function createCommitter(deps: { events: EventStore; maxRows?: number }) 
       if (groups.length > 0) writes.push(deps.events.insertJsonEachRow('groups', ndjson(groups)))
       if (fresh.length > 0) writes.push(deps.events.insertTabSeparated('events', EVENT_COLUMNS, eventsTsv(fresh)))
       await Promise.all(writes)
+      for (const e of fresh) recent.add(e.uuid)
       // Each request learns how many of its own events were new.
       const freshIds = new Set(fresh.map((e) => e.uuid))
       for (const item of items) {
@@ -103,6 +138,9 @@ export function createCommitter(deps: { events: EventStore; maxRows?: number }) 
       }
     } catch (err) {
       for (const item of items) item.reject(err)
+    } finally {
+      for (const e of events) if (inFlight.get(e.uuid) === mine.promise) inFlight.delete(e.uuid)
+      mine.resolve()
     }
   }
 
@@ -136,9 +174,9 @@ export function createCommitter(deps: { events: EventStore; maxRows?: number }) 
     },
     /** Resolves once everything queued so far is written. */
     async drain() {
-      while (running || queue.length > 0) {
+      while (running.size > 0 || queue.length > 0) {
         schedule()
-        await running
+        await Promise.allSettled(running)
       }
     },
     get queuedRows() {
@@ -170,9 +208,42 @@ const EVENT_COLUMNS = [
 function eventsTsv(rows: EventRow[]): string {
   let out = ''
   for (const r of rows) {
-    out += `${r.uuid}\t${r.team_id}\t${escapeTsv(r.event)}\t${escapeTsv(r.distinct_id)}\t${r.person_id}\t${escapeTsv(r.properties)}\t${r.timestamp}\t${r.created_at}\t${escapeTsv(r.elements_chain)}\t${escapeTsv(r.$session_id)}\t${escapeTsv(r.$window_id)}\t${escapeTsv(r.$group_0)}\t${escapeTsv(r.$group_1)}\t${escapeTsv(r.$group_2)}\t${escapeTsv(r.$group_3)}\t${escapeTsv(r.$group_4)}\n`
+    out += `${r.uuid}\t${r.team_id}\t${escapeTsv(r.event)}\t${escapeTsv(r.distinct_id)}\t${r.person_id}\t${r.properties.indexOf('\\') === -1 ? r.properties : escapeTsv(r.properties)}\t${r.timestamp}\t${r.created_at}\t${escapeTsv(r.elements_chain)}\t${escapeTsv(r.$session_id)}\t${escapeTsv(r.$window_id)}\t${escapeTsv(r.$group_0)}\t${escapeTsv(r.$group_1)}\t${escapeTsv(r.$group_2)}\t${escapeTsv(r.$group_3)}\t${escapeTsv(r.$group_4)}\n`
   }
   return out
+}
+
+/**
+ * A bounded memory of recently written uuids, as 52-bit hashes: a miss means "certainly not written recently";
+ * a hit means "maybe", to be confirmed in the store. Oldest entries go first.
+ */
+function createRecentIds(limit: number) {
+  const hashes = new Set<number>()
+  const hash = (uuid: string) => {
+    let a = 0x811c9dc5
+    let b = 0x01000193
+    for (let i = 0; i < uuid.length; i++) {
+      const c = uuid.charCodeAt(i)
+      a = Math.imul(a ^ c, 0x01000193)
+      b = Math.imul(b ^ c, 0x5bd1e995)
+    }
+    return (a >>> 0) * 0x100000 + ((b >>> 12) & 0xfffff)
+  }
+  return {
+    has: (uuid: string) => hashes.has(hash(uuid)),
+    add(uuid: string) {
+      hashes.add(hash(uuid))
+      if (hashes.size > limit) hashes.delete(hashes.values().next().value as number)
+    },
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void
+  const promise = new Promise<void>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
 }
 
 function ndjson(rows: object[]): string {

@@ -268,31 +268,48 @@ export function createIngestService(deps: {
   }
 }
 
-/** An event's name with each property key and the kind of its value: equal shapes teach the same definitions. */
+/**
+ * A hash of an event's name with each property key and the kind of its value: equal shapes teach the same
+ * definitions. Two independent 32-bit FNV-style hashes, so that distinct shapes practically never collide.
+ */
 function shapeOf(ev: NormalizedEvent): string {
-  let shape = ev.event
-  for (const k in ev.properties) shape += `\u0000${k}\u0001${kindOf(ev.properties[k])}`
-  shape += '\u0002'
-  for (const k in ev.setProps) shape += `\u0000${k}\u0001${kindOf(ev.setProps[k])}`
-  shape += '\u0002'
-  for (const k in ev.setOnceProps) shape += `\u0000${k}\u0001${kindOf(ev.setOnceProps[k])}`
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  const mix = (text: string) => {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      a = Math.imul(a ^ c, 0x01000193)
+      b = Math.imul(b ^ c, 0x5bd1e995)
+    }
+    a = Math.imul(a ^ 0xff, 0x01000193)
+    b = Math.imul(b ^ 0xff, 0x5bd1e995)
+  }
+  const mixAll = (props: Record<string, unknown>) => {
+    for (const k in props) {
+      mix(k)
+      mix(kindOf(props[k]))
+    }
+    mix('|')
+  }
+  mix(ev.event)
+  mixAll(ev.properties)
+  mixAll(ev.setProps)
+  mixAll(ev.setOnceProps)
   const groupSet = ev.properties.$group_set
   if (typeof groupSet === 'object' && groupSet !== null) {
-    shape += `\u0002${String(ev.properties.$group_type)}`
-    for (const k in groupSet) shape += `\u0000${k}\u0001${kindOf((groupSet as Record<string, unknown>)[k])}`
+    mix(String(ev.properties.$group_type))
+    mixAll(groupSet as Record<string, unknown>)
   }
-  return shape
+  return `${ev.event.length}:${(a >>> 0).toString(36)}:${(b >>> 0).toString(36)}`
 }
 
 function kindOf(value: unknown): string {
   if (value === null) return 'n'
   if (typeof value !== 'string') return typeof value
   // Strings that look like dates or booleans infer other types than plain strings.
-  return value.length >= 8 && value.length <= 40 && /^\d{2,4}[-/]/.test(value)
-    ? 'd'
-    : value.length <= 5
-      ? `s${value.trim().toLowerCase() === 'true' || value.trim().toLowerCase() === 'false' ? 'b' : ''}`
-      : 's'
+  if (value.length >= 8 && value.length <= 40 && /^\d{2,4}[-/]/.test(value)) return 'd'
+  if (value.length <= 6 && /^\s*(true|false)\s*$/i.test(value)) return 'b'
+  return 's'
 }
 
 function batchAttr(index: number, attr: string | null): string {

@@ -23,7 +23,7 @@ export const EVENT_STORE_DDL = [
     \`$group_3\` String,
     \`$group_4\` String,
     INDEX uuid_bloom uuid TYPE bloom_filter(0.01) GRANULARITY 4
-  ) ENGINE = MergeTree
+  ) ENGINE = ReplacingMergeTree
   PARTITION BY toYYYYMM(timestamp)
   ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))
   SAMPLE BY cityHash64(distinct_id)`,
