@@ -155,7 +155,10 @@ async function helloWorld() {
   return result
 }
 
-const server = await startServer()
+const server = await startServer(
+  {},
+  process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [],
+)
 await setup(server.url, server.credentials)
 const bodies = Array.from({ length: PERSONS }, (_, i) =>
   JSON.stringify({

@@ -29,6 +29,7 @@ import { createIngestService } from './ingest/service.js'
 import { createUsageStore } from './ingest/usage-store.js'
 import { organizationRoutes } from './organizations/routes.js'
 import { createOrganizationStore } from './organizations/store.js'
+import { createPersonCache } from './persons/cache.js'
 import { createPersonStore } from './persons/store.js'
 import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
@@ -180,10 +181,15 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   )
 
   const geoip = await createGeoIp(config.geoipDbPath)
+  const personCache = createPersonCache({ persons: stores.persons })
   const ingest = createIngestService({
     projects: stores.projects,
     organizations: stores.organizations,
-    persons: createPersonProcessor({ persons: stores.persons, clock }),
+    persons: createPersonProcessor({
+      persons: stores.persons,
+      clock,
+      onChanged: (teamId, distinctIds) => personCache.invalidate(teamId, distinctIds),
+    }),
     committer: createCommitter({ events }),
     usage: createUsageStore(meta.db),
     geoip,
@@ -201,7 +207,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(remoteConfigRoutes({ cache: flagCache }))
   const flagsEvaluator = createFlagsEvaluator({
     quota: flagQuota,
-    persons: stores.persons,
+    persons: { ...stores.persons, getByDistinctId: personCache.getByDistinctId },
     cohorts: stores.cohorts,
     geoip: async () => geoip,
     clock,

@@ -17,7 +17,82 @@ const sha1Hex = oneShot
  * as a fraction of 2^60. The integer is rounded to a double once and divided once, as the server does.
  */
 export function hash01(prefix: string, identifier: string, salt = ''): number {
-  return Number.parseInt(sha1Hex(prefix + identifier + salt).slice(0, 15), 16) / LONG_SCALE
+  const input = prefix + identifier + salt
+  const top = sha1Top60(input)
+  if (top !== undefined) return top / LONG_SCALE
+  return Number.parseInt(sha1Hex(input).slice(0, 15), 16) / LONG_SCALE
+}
+
+const block = new Int32Array(80)
+const utf8 = new TextEncoder()
+const bytes = new Uint8Array(64)
+
+/**
+ * The top 60 bits of SHA-1 of a short input (one 64-byte block, ≤ 55 bytes of UTF-8), computed here: for the
+ * short keys flags hash, a native call costs more than the hash itself. Undefined for longer inputs.
+ * h0·2^28 + (h1 >>> 4) is rounded to a double exactly as parseInt of the 15 hex digits is.
+ */
+function sha1Top60(input: string): number | undefined {
+  if (input.length > 55) return undefined
+  let length = input.length
+  let ascii = true
+  for (let i = 0; i < input.length; i++) {
+    if (input.charCodeAt(i) > 0x7f) {
+      ascii = false
+      break
+    }
+  }
+  bytes.fill(0)
+  if (ascii) {
+    for (let i = 0; i < length; i++) bytes[i] = input.charCodeAt(i)
+  } else {
+    const encoded = utf8.encode(input)
+    if (encoded.length > 55) return undefined
+    length = encoded.length
+    bytes.set(encoded)
+  }
+  bytes[length] = 0x80
+  const bits = length * 8
+  bytes[62] = (bits >>> 8) & 0xff
+  bytes[63] = bits & 0xff
+  for (let i = 0; i < 16; i++) {
+    block[i] = (bytes[i * 4] << 24) | (bytes[i * 4 + 1] << 16) | (bytes[i * 4 + 2] << 8) | bytes[i * 4 + 3]
+  }
+  for (let i = 16; i < 80; i++) {
+    const x = block[i - 3] ^ block[i - 8] ^ block[i - 14] ^ block[i - 16]
+    block[i] = (x << 1) | (x >>> 31)
+  }
+  let a = 0x67452301
+  let b = 0xefcdab89 | 0
+  let c = 0x98badcfe | 0
+  let d = 0x10325476
+  let e = 0xc3d2e1f0 | 0
+  for (let i = 0; i < 80; i++) {
+    let f: number
+    let k: number
+    if (i < 20) {
+      f = (b & c) | (~b & d)
+      k = 0x5a827999
+    } else if (i < 40) {
+      f = b ^ c ^ d
+      k = 0x6ed9eba1
+    } else if (i < 60) {
+      f = (b & c) | (b & d) | (c & d)
+      k = 0x8f1bbcdc | 0
+    } else {
+      f = b ^ c ^ d
+      k = 0xca62c1d6 | 0
+    }
+    const t = (((a << 5) | (a >>> 27)) + f + e + k + block[i]) | 0
+    e = d
+    d = c
+    c = (b << 30) | (b >>> 2)
+    b = a
+    a = t
+  }
+  const h0 = (a + 0x67452301) >>> 0
+  const h1 = (b + 0xefcdab89) >>> 0
+  return h0 * 0x10000000 + (h1 >>> 4)
 }
 
 /** Rollout/variant hash of a flag; the server short-circuits an empty identifier to 0. */

@@ -46,7 +46,12 @@ const chTime = (iso: string) => iso.replace('T', ' ').replace('Z', '')
  * a bounded cache of (project, distinct id) → person keeps the common case (a known person, nothing to change)
  * free of queries. Batches of one project run one at a time, so two requests never create the same person twice.
  */
-export function createPersonProcessor(deps: { persons: PersonStore; clock: () => Date }) {
+export function createPersonProcessor(deps: {
+  persons: PersonStore
+  clock: () => Date
+  /** Told which distinct ids a batch touched, after it is committed (readers' caches drop them). */
+  onChanged?: (teamId: number, distinctIds: string[]) => void
+}) {
   const cache = new Map<string, CachedPerson | null>()
   const groupTypes = new Map<number, Map<string, number>>()
   const locks = new Map<number, Promise<unknown>>()
@@ -125,260 +130,280 @@ export function createPersonProcessor(deps: { persons: PersonStore; clock: () =>
       return { personIds, groupColumns, mirror }
     }
 
-    await deps.persons.db.transaction().execute(async (tx) => {
-      const lookup = async (distinctId: string): Promise<CachedPerson | null> => {
-        const key = cacheKey(teamId, distinctId)
-        if (staged.has(key)) return staged.get(key) ?? null
-        const cached = cache.get(key)
-        if (cached !== undefined) return cached
-        const row = await deps.persons.personFor(tx, teamId, distinctId)
-        const person = row
-          ? {
-              id: row.id,
-              properties: JSON.parse(row.properties) as Props,
-              isIdentified: row.is_identified === 1,
-              version: Number(row.version),
-              createdAt: row.created_at,
-            }
-          : null
-        staged.set(key, person)
-        return person
-      }
-      const stage = (distinctId: string, person: CachedPerson | null) =>
-        staged.set(cacheKey(teamId, distinctId), person)
-
-      const mirrorPerson = (p: CachedPerson, deleted = false) =>
-        mirror.persons.push({
-          team_id: teamId,
-          id: p.id,
-          properties: JSON.stringify(p.properties),
-          created_at: chTime(p.createdAt),
-          is_identified: p.isIdentified ? 1 : 0,
-          is_deleted: deleted ? 1 : 0,
-          version: p.version,
-        })
-      const mirrorDistinctId = (distinctId: string, personId: string, version: number) =>
-        mirror.distinctIds.push({
-          team_id: teamId,
-          distinct_id: distinctId,
-          person_id: personId,
-          is_deleted: 0,
-          version,
-        })
-
-      const createPerson = async (distinctIds: string[], props: Props, identified: boolean, createdAt: string) => {
-        const person: CachedPerson = {
-          id: crypto.randomUUID(),
-          properties: props,
-          isIdentified: identified,
-          version: 0,
-          createdAt,
+    const runTransaction = () =>
+      deps.persons.db.transaction().execute(async (tx) => {
+        const lookup = async (distinctId: string): Promise<CachedPerson | null> => {
+          const key = cacheKey(teamId, distinctId)
+          if (staged.has(key)) return staged.get(key) ?? null
+          const cached = cache.get(key)
+          if (cached !== undefined) {
+            // Staged too: this batch may change it, and readers' caches must hear of it.
+            staged.set(key, cached)
+            return cached
+          }
+          const row = await deps.persons.personFor(tx, teamId, distinctId)
+          const person = row
+            ? {
+                id: row.id,
+                properties: JSON.parse(row.properties) as Props,
+                isIdentified: row.is_identified === 1,
+                version: Number(row.version),
+                createdAt: row.created_at,
+              }
+            : null
+          staged.set(key, person)
+          return person
         }
-        await tx
-          .insertInto('persons')
-          .values({
-            id: person.id,
+        const stage = (distinctId: string, person: CachedPerson | null) =>
+          staged.set(cacheKey(teamId, distinctId), person)
+
+        const mirrorPerson = (p: CachedPerson, deleted = false) =>
+          mirror.persons.push({
             team_id: teamId,
-            properties: JSON.stringify(props),
-            is_identified: identified ? 1 : 0,
-            version: 0,
-            created_at: createdAt,
+            id: p.id,
+            properties: JSON.stringify(p.properties),
+            created_at: chTime(p.createdAt),
+            is_identified: p.isIdentified ? 1 : 0,
+            is_deleted: deleted ? 1 : 0,
+            version: p.version,
           })
-          .execute()
-        for (const d of distinctIds) {
+        const mirrorDistinctId = (distinctId: string, personId: string, version: number) =>
+          mirror.distinctIds.push({
+            team_id: teamId,
+            distinct_id: distinctId,
+            person_id: personId,
+            is_deleted: 0,
+            version,
+          })
+
+        const createPerson = async (distinctIds: string[], props: Props, identified: boolean, createdAt: string) => {
+          const person: CachedPerson = {
+            id: crypto.randomUUID(),
+            properties: props,
+            isIdentified: identified,
+            version: 0,
+            createdAt,
+          }
+          await tx
+            .insertInto('persons')
+            .values({
+              id: person.id,
+              team_id: teamId,
+              properties: JSON.stringify(props),
+              is_identified: identified ? 1 : 0,
+              version: 0,
+              created_at: createdAt,
+            })
+            .execute()
+          for (const d of distinctIds) {
+            await tx
+              .insertInto('person_distinct_ids')
+              .values({ team_id: teamId, distinct_id: d, person_id: person.id, version: 0 })
+              .execute()
+            stage(d, person)
+            mirrorDistinctId(d, person.id, 0)
+          }
+          mirrorPerson(person)
+          return person
+        }
+
+        const savePerson = async (person: CachedPerson) => {
+          person.version += 1
+          await tx
+            .updateTable('persons')
+            .set({
+              properties: JSON.stringify(person.properties),
+              is_identified: person.isIdentified ? 1 : 0,
+              version: person.version,
+            })
+            .where('id', '=', person.id)
+            .execute()
+          mirrorPerson(person)
+        }
+
+        const addDistinctId = async (person: CachedPerson, distinctId: string) => {
           await tx
             .insertInto('person_distinct_ids')
-            .values({ team_id: teamId, distinct_id: d, person_id: person.id, version: 0 })
+            .values({ team_id: teamId, distinct_id: distinctId, person_id: person.id, version: 0 })
+            .onConflict((oc) => oc.columns(['team_id', 'distinct_id']).doUpdateSet({ person_id: person.id }))
             .execute()
-          stage(d, person)
-          mirrorDistinctId(d, person.id, 0)
+          stage(distinctId, person)
+          mirrorDistinctId(distinctId, person.id, 0)
         }
-        mirrorPerson(person)
-        return person
-      }
 
-      const savePerson = async (person: CachedPerson) => {
-        person.version += 1
-        await tx
-          .updateTable('persons')
-          .set({
-            properties: JSON.stringify(person.properties),
-            is_identified: person.isIdentified ? 1 : 0,
-            version: person.version,
-          })
-          .where('id', '=', person.id)
-          .execute()
-        mirrorPerson(person)
-      }
-
-      const addDistinctId = async (person: CachedPerson, distinctId: string) => {
-        await tx
-          .insertInto('person_distinct_ids')
-          .values({ team_id: teamId, distinct_id: distinctId, person_id: person.id, version: 0 })
-          .onConflict((oc) => oc.columns(['team_id', 'distinct_id']).doUpdateSet({ person_id: person.id }))
-          .execute()
-        stage(distinctId, person)
-        mirrorDistinctId(distinctId, person.id, 0)
-      }
-
-      /** Moves every distinct id of `source` to `target` and removes `source`; target's properties win. */
-      const merge = async (source: CachedPerson, target: CachedPerson) => {
-        const moved = await tx
-          .selectFrom('person_distinct_ids')
-          .select(['distinct_id', 'version'])
-          .where('person_id', '=', source.id)
-          .execute()
-        await tx
-          .updateTable('person_distinct_ids')
-          .set((eb) => ({ person_id: target.id, version: eb('version', '+', 1) }))
-          .where('person_id', '=', source.id)
-          .execute()
-        const overrides = await tx
-          .selectFrom('feature_flag_hash_key_overrides')
-          .selectAll()
-          .where('team_id', '=', teamId)
-          .where('person_id', '=', source.id)
-          .execute()
-        if (overrides.length > 0) {
+        /** Moves every distinct id of `source` to `target` and removes `source`; target's properties win. */
+        const merge = async (source: CachedPerson, target: CachedPerson) => {
+          const moved = await tx
+            .selectFrom('person_distinct_ids')
+            .select(['distinct_id', 'version'])
+            .where('person_id', '=', source.id)
+            .execute()
           await tx
-            .insertInto('feature_flag_hash_key_overrides')
-            .values(overrides.map((o) => ({ ...o, person_id: target.id })))
+            .updateTable('person_distinct_ids')
+            .set((eb) => ({ person_id: target.id, version: eb('version', '+', 1) }))
+            .where('person_id', '=', source.id)
+            .execute()
+          const overrides = await tx
+            .selectFrom('feature_flag_hash_key_overrides')
+            .selectAll()
+            .where('team_id', '=', teamId)
+            .where('person_id', '=', source.id)
+            .execute()
+          if (overrides.length > 0) {
+            await tx
+              .insertInto('feature_flag_hash_key_overrides')
+              .values(overrides.map((o) => ({ ...o, person_id: target.id })))
+              .onConflict((oc) => oc.doNothing())
+              .execute()
+            await tx.deleteFrom('feature_flag_hash_key_overrides').where('person_id', '=', source.id).execute()
+          }
+          await tx.deleteFrom('persons').where('id', '=', source.id).execute()
+          for (const m of moved) {
+            stage(m.distinct_id, target)
+            mirrorDistinctId(m.distinct_id, target.id, Number(m.version) + 1)
+          }
+          source.version += 1
+          mirrorPerson(source, true)
+          target.properties = { ...source.properties, ...target.properties }
+          if (Date.parse(source.createdAt) < Date.parse(target.createdAt)) target.createdAt = source.createdAt
+          target.isIdentified = true
+        }
+
+        for (let i = 0; i < events.length; i++) {
+          const ev = events[i]
+          groupColumns[i] = await groupColumnsFor(ev)
+          if (ev.event === '$groupidentify' || ev.event === '$group_identify') await identifyGroup(ev)
+
+          if (!ev.processPerson) {
+            const existing = await lookup(ev.distinctId)
+            personIds[i] = existing ? existing.id : personlessId(teamId, ev.distinctId)
+            continue
+          }
+
+          let person = await lookup(ev.distinctId)
+          const other = mergeTarget(ev)
+          if (other !== undefined && other !== ev.distinctId) {
+            const otherPerson = await lookup(other)
+            const force = ev.event === '$merge_dangerously'
+            if (!person && !otherPerson) {
+              person = await createPerson([ev.distinctId, other], {}, true, ev.timestamp.toISOString())
+            } else if (person && !otherPerson) {
+              await addDistinctId(person, other)
+            } else if (!person && otherPerson) {
+              if (otherPerson.isIdentified && !force && ev.event === '$identify') {
+                person = await createPerson([ev.distinctId], {}, true, ev.timestamp.toISOString())
+              } else {
+                await addDistinctId(otherPerson, ev.distinctId)
+                person = otherPerson
+              }
+            } else if (person && otherPerson && person.id !== otherPerson.id) {
+              if (force || !otherPerson.isIdentified) await merge(otherPerson, person)
+            }
+            if (person && !person.isIdentified && ev.event === '$identify') person.isIdentified = true
+          }
+
+          const hasChanges = !person || changesProperties(person.properties, ev)
+          if (!person) {
+            person = await createPerson(
+              [ev.distinctId],
+              applyChanges({}, ev),
+              ev.event === '$identify',
+              ev.timestamp.toISOString(),
+            )
+          } else if (hasChanges || other !== undefined) {
+            person.properties = applyChanges(person.properties, ev)
+            await savePerson(person)
+          }
+          personIds[i] = person.id
+        }
+
+        async function groupColumnsFor(ev: NormalizedEvent): Promise<string[]> {
+          for (const type of Object.keys(ev.groups)) await ensureGroupType(type)
+          return groupColumnsOf(ev, types)
+        }
+
+        async function ensureGroupType(type: string): Promise<number | undefined> {
+          const known = types.get(type)
+          if (known !== undefined) return known
+          if (types.size >= MAX_GROUP_TYPES) return undefined
+          const index = types.size
+          await tx
+            .insertInto('group_type_mappings')
+            .values({
+              team_id: teamId,
+              group_type: type,
+              group_type_index: index,
+              name_singular: null,
+              name_plural: null,
+            })
             .onConflict((oc) => oc.doNothing())
             .execute()
-          await tx.deleteFrom('feature_flag_hash_key_overrides').where('person_id', '=', source.id).execute()
-        }
-        await tx.deleteFrom('persons').where('id', '=', source.id).execute()
-        for (const m of moved) {
-          stage(m.distinct_id, target)
-          mirrorDistinctId(m.distinct_id, target.id, Number(m.version) + 1)
-        }
-        source.version += 1
-        mirrorPerson(source, true)
-        target.properties = { ...source.properties, ...target.properties }
-        if (Date.parse(source.createdAt) < Date.parse(target.createdAt)) target.createdAt = source.createdAt
-        target.isIdentified = true
-      }
-
-      for (let i = 0; i < events.length; i++) {
-        const ev = events[i]
-        groupColumns[i] = await groupColumnsFor(ev)
-        if (ev.event === '$groupidentify' || ev.event === '$group_identify') await identifyGroup(ev)
-
-        if (!ev.processPerson) {
-          const existing = await lookup(ev.distinctId)
-          personIds[i] = existing ? existing.id : personlessId(teamId, ev.distinctId)
-          continue
+          types.set(type, index)
+          newTypes.push([type, index])
+          return index
         }
 
-        let person = await lookup(ev.distinctId)
-        const other = mergeTarget(ev)
-        if (other !== undefined && other !== ev.distinctId) {
-          const otherPerson = await lookup(other)
-          const force = ev.event === '$merge_dangerously'
-          if (!person && !otherPerson) {
-            person = await createPerson([ev.distinctId, other], {}, true, ev.timestamp.toISOString())
-          } else if (person && !otherPerson) {
-            await addDistinctId(person, other)
-          } else if (!person && otherPerson) {
-            if (otherPerson.isIdentified && !force && ev.event === '$identify') {
-              person = await createPerson([ev.distinctId], {}, true, ev.timestamp.toISOString())
-            } else {
-              await addDistinctId(otherPerson, ev.distinctId)
-              person = otherPerson
-            }
-          } else if (person && otherPerson && person.id !== otherPerson.id) {
-            if (force || !otherPerson.isIdentified) await merge(otherPerson, person)
-          }
-          if (person && !person.isIdentified && ev.event === '$identify') person.isIdentified = true
-        }
-
-        const hasChanges = !person || changesProperties(person.properties, ev)
-        if (!person) {
-          person = await createPerson(
-            [ev.distinctId],
-            applyChanges({}, ev),
-            ev.event === '$identify',
-            ev.timestamp.toISOString(),
-          )
-        } else if (hasChanges || other !== undefined) {
-          person.properties = applyChanges(person.properties, ev)
-          await savePerson(person)
-        }
-        personIds[i] = person.id
-      }
-
-      async function groupColumnsFor(ev: NormalizedEvent): Promise<string[]> {
-        for (const type of Object.keys(ev.groups)) await ensureGroupType(type)
-        return groupColumnsOf(ev, types)
-      }
-
-      async function ensureGroupType(type: string): Promise<number | undefined> {
-        const known = types.get(type)
-        if (known !== undefined) return known
-        if (types.size >= MAX_GROUP_TYPES) return undefined
-        const index = types.size
-        await tx
-          .insertInto('group_type_mappings')
-          .values({
-            team_id: teamId,
-            group_type: type,
-            group_type_index: index,
-            name_singular: null,
-            name_plural: null,
-          })
-          .onConflict((oc) => oc.doNothing())
-          .execute()
-        types.set(type, index)
-        newTypes.push([type, index])
-        return index
-      }
-
-      async function identifyGroup(ev: NormalizedEvent) {
-        const type = typeof ev.properties.$group_type === 'string' ? ev.properties.$group_type : undefined
-        const rawKey = ev.properties.$group_key
-        const key = typeof rawKey === 'string' ? rawKey : typeof rawKey === 'number' ? String(rawKey) : undefined
-        if (!type || !key) return
-        const index = await ensureGroupType(type)
-        if (index === undefined) return
-        const set = isObject(ev.properties.$group_set) ? ev.properties.$group_set : {}
-        const existing = await tx
-          .selectFrom('groups')
-          .selectAll()
-          .where('team_id', '=', teamId)
-          .where('group_type_index', '=', index)
-          .where('group_key', '=', key)
-          .executeTakeFirst()
-        const properties = { ...(existing ? (JSON.parse(existing.properties) as Props) : {}), ...set }
-        const version = existing ? Number(existing.version) + 1 : 0
-        const createdAt = existing?.created_at ?? ev.timestamp.toISOString()
-        await tx
-          .insertInto('groups')
-          .values({
+        async function identifyGroup(ev: NormalizedEvent) {
+          const type = typeof ev.properties.$group_type === 'string' ? ev.properties.$group_type : undefined
+          const rawKey = ev.properties.$group_key
+          const key = typeof rawKey === 'string' ? rawKey : typeof rawKey === 'number' ? String(rawKey) : undefined
+          if (!type || !key) return
+          const index = await ensureGroupType(type)
+          if (index === undefined) return
+          const set = isObject(ev.properties.$group_set) ? ev.properties.$group_set : {}
+          const existing = await tx
+            .selectFrom('groups')
+            .selectAll()
+            .where('team_id', '=', teamId)
+            .where('group_type_index', '=', index)
+            .where('group_key', '=', key)
+            .executeTakeFirst()
+          const properties = { ...(existing ? (JSON.parse(existing.properties) as Props) : {}), ...set }
+          const version = existing ? Number(existing.version) + 1 : 0
+          const createdAt = existing?.created_at ?? ev.timestamp.toISOString()
+          await tx
+            .insertInto('groups')
+            .values({
+              team_id: teamId,
+              group_type_index: index,
+              group_key: key,
+              properties: JSON.stringify(properties),
+              version,
+              created_at: createdAt,
+            })
+            .onConflict((oc) =>
+              oc
+                .columns(['team_id', 'group_type_index', 'group_key'])
+                .doUpdateSet({ properties: JSON.stringify(properties), version }),
+            )
+            .execute()
+          mirror.groups.push({
             team_id: teamId,
             group_type_index: index,
             group_key: key,
-            properties: JSON.stringify(properties),
+            group_properties: JSON.stringify(properties),
+            created_at: chTime(createdAt),
             version,
-            created_at: createdAt,
           })
-          .onConflict((oc) =>
-            oc
-              .columns(['team_id', 'group_type_index', 'group_key'])
-              .doUpdateSet({ properties: JSON.stringify(properties), version }),
-          )
-          .execute()
-        mirror.groups.push({
-          team_id: teamId,
-          group_type_index: index,
-          group_key: key,
-          group_properties: JSON.stringify(properties),
-          created_at: chTime(createdAt),
-          version,
-        })
-      }
-    })
+        }
+      })
+
+    try {
+      await runTransaction()
+    } catch (err) {
+      // Cached persons may have been edited in place before the failure: forget them, the store has the truth.
+      for (const key of staged.keys()) cache.delete(key)
+      groupTypes.delete(teamId)
+      throw err
+    }
 
     for (const [key, person] of staged) remember(key, person)
+    if (deps.onChanged && staged.size > 0) {
+      deps.onChanged(
+        teamId,
+        [...staged.keys()].map((k) => k.slice(k.indexOf('\u0000') + 1)),
+      )
+    }
     return { personIds, groupColumns, mirror }
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { flagHash, hash01, holdoutHash, isWithinRollout, pickVariant } from '../../src/flags/hash.js'
@@ -88,5 +89,20 @@ describe('cross-SDK consistency lists', () => {
       checked++
     }
     expect(checked).toBe(2000)
+  })
+})
+
+describe('short-input SHA-1 fast path', () => {
+  const viaCrypto = (input: string) =>
+    Number.parseInt(createHash('sha1').update(input, 'utf8').digest('hex').slice(0, 15), 16) / 2 ** 60
+
+  it('agrees with node:crypto for ASCII, unicode and inputs around the one-block limit', () => {
+    const alphabet = 'abcXYZ019-_.@ éü漢😀'
+    for (let i = 0; i < 3000; i++) {
+      let id = ''
+      const length = i % 70
+      for (let j = 0; j < length; j++) id += alphabet[(i * 31 + j * 7) % alphabet.length]
+      expect(hash01('flag.', id, i % 2 ? 'variant' : '')).toBe(viaCrypto(`flag.${id}${i % 2 ? 'variant' : ''}`))
+    }
   })
 })

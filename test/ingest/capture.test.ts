@@ -470,3 +470,31 @@ describe('definitions discovery', () => {
     expect(group.results.map((p: { name: string }) => p.name)).toContain('seats')
   })
 })
+
+describe('flags see capture at once', () => {
+  it('evaluates a flag on a person property set by capture a moment before', async () => {
+    const flag = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/feature_flags/`,
+      headers: t.auth,
+      payload: {
+        key: `vip-${seq}`,
+        filters: {
+          groups: [
+            {
+              properties: [{ key: 'vip', type: 'person', value: ['yes'], operator: 'exact' }],
+              rollout_percentage: 100,
+            },
+          ],
+        },
+      },
+    })
+    expect(flag.statusCode).toBe(201)
+    const evaluate = async () =>
+      (await post('/flags/?v=2', { token, distinct_id: distinctId })).json().flags[`vip-${seq}`].enabled as boolean
+    await post('/e/', { api_key: token, event: 'x', distinct_id: distinctId, properties: { $set: { vip: 'no' } } })
+    expect(await evaluate()).toBe(false)
+    await post('/e/', { api_key: token, event: 'x', distinct_id: distinctId, properties: { $set: { vip: 'yes' } } })
+    expect(await evaluate()).toBe(true)
+  })
+})

@@ -1,0 +1,34 @@
+import type { PersonRow, PersonStore } from './store.js'
+
+/**
+ * Persons by distinct id for the read-heavy `/flags` path, kept for a few seconds. This process's own
+ * ingestion invalidates what it changes at once; the time limit bounds how stale a change made by another
+ * process can be.
+ */
+export function createPersonCache(deps: {
+  persons: Pick<PersonStore, 'getByDistinctId'>
+  ttlMs?: number
+  maxEntries?: number
+}) {
+  const ttlMs = deps.ttlMs ?? 5_000
+  const maxEntries = deps.maxEntries ?? 100_000
+  const entries = new Map<string, { person: PersonRow | undefined; expires: number }>()
+  const keyOf = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`
+
+  return {
+    async getByDistinctId(teamId: number, distinctId: string): Promise<PersonRow | undefined> {
+      const key = keyOf(teamId, distinctId)
+      const now = Date.now()
+      const hit = entries.get(key)
+      if (hit && hit.expires > now) return hit.person
+      const person = await deps.persons.getByDistinctId(teamId, distinctId)
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
+      entries.set(key, { person, expires: now + ttlMs })
+      return person
+    },
+    invalidate(teamId: number, distinctIds: Iterable<string>) {
+      for (const id of distinctIds) entries.delete(keyOf(teamId, id))
+    },
+  }
+}
+export type PersonCache = ReturnType<typeof createPersonCache>

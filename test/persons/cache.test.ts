@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { createPersonCache } from '../../src/persons/cache.js'
+import type { PersonRow } from '../../src/persons/store.js'
+
+const person = (id: string): PersonRow => ({
+  id,
+  team_id: 1,
+  properties: '{}',
+  is_identified: 0,
+  version: 0,
+  created_at: '2026-01-01T00:00:00.000Z',
+})
+
+describe('person cache', () => {
+  it('serves repeated look-ups from memory until invalidated or expired', async () => {
+    let calls = 0
+    let current: PersonRow | undefined = person('a')
+    const cache = createPersonCache({
+      persons: {
+        getByDistinctId: async () => {
+          calls++
+          return current
+        },
+      },
+      ttlMs: 50,
+    })
+    expect((await cache.getByDistinctId(1, 'd1'))?.id).toBe('a')
+    expect((await cache.getByDistinctId(1, 'd1'))?.id).toBe('a')
+    expect(calls).toBe(1)
+
+    current = person('b')
+    cache.invalidate(1, ['d1'])
+    expect((await cache.getByDistinctId(1, 'd1'))?.id).toBe('b')
+    expect(calls).toBe(2)
+
+    // Another project's distinct id is another entry.
+    await cache.getByDistinctId(2, 'd1')
+    expect(calls).toBe(3)
+
+    current = undefined
+    await new Promise((r) => setTimeout(r, 60))
+    expect(await cache.getByDistinctId(1, 'd1')).toBeUndefined()
+    expect(calls).toBe(4)
+  })
+})
