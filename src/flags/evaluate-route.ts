@@ -9,7 +9,7 @@ import { clientIp, type TrustedProxies } from '../ingest/geoip.js'
 import type { DefinitionsCache } from './cache.js'
 import { type FlagsEvaluator, FlagsRequestError, readFlagsRequest } from './evaluation-service.js'
 import { buildRemoteConfig } from './remote-config.js'
-import { projectResponse, selectResponseShape } from './response.js'
+import { projectResponse, selectResponseShape, serializeFlagsV2 } from './response.js'
 
 type Query = Record<string, string | undefined>
 
@@ -101,13 +101,15 @@ export function flagsEndpointRoutes(deps: {
     const definitions = await deps.cache.definitions(project.teamId)
     const ip = clientIp(req.headers, req.socket.remoteAddress, proxies)
     const outcome = await deps.evaluator.evaluate(project, definitions, request, req.headers, ip || undefined)
-    return reply.send(
-      projectResponse(shape, outcome.result, {
-        ...meta,
-        ...(outcome.quotaLimited ? { quotaLimited: ['feature_flags'] } : {}),
-        ...(withConfig ? { config: buildRemoteConfig(project, definitions) } : {}),
-      }),
-    )
+    const responseMeta = {
+      ...meta,
+      ...(outcome.quotaLimited ? { quotaLimited: ['feature_flags'] } : {}),
+      ...(withConfig ? { config: buildRemoteConfig(project, definitions) } : {}),
+    }
+    if (shape === 'flags_v2') {
+      return reply.type('application/json; charset=utf-8').send(serializeFlagsV2(outcome.result, responseMeta))
+    }
+    return reply.send(projectResponse(shape, outcome.result, responseMeta))
   }
 
   return async (app: FastifyInstance) => {

@@ -79,6 +79,41 @@ export function toFlagsV2Response(result: FlagSetEvaluation, meta: ResponseMeta)
   }
 }
 
+/**
+ * The v2 body as JSON text, written directly: the same text as JSON.stringify(toFlagsV2Response(…)) without
+ * building the intermediate objects first (the hot path of /flags; a 50-flag answer is ~12 KB).
+ */
+export function serializeFlagsV2(result: FlagSetEvaluation, meta: ResponseMeta): string {
+  let out = '{'
+  if (meta.config) {
+    for (const [key, value] of Object.entries(meta.config)) {
+      if (value !== undefined) out += `${JSON.stringify(key)}:${JSON.stringify(value)},`
+    }
+  }
+  out += '"flags":{'
+  let first = true
+  for (const key in result.flags) {
+    const e = result.flags[key]
+    if (!first) out += ','
+    first = false
+    const payload = e.payload ?? null
+    // The key order is toFlagDetails' order, so the text equals JSON.stringify of the projected object.
+    out +=
+      `${JSON.stringify(key)}:{"key":${JSON.stringify(e.key)},"enabled":${e.enabled},` +
+      `${e.variant === undefined ? '' : `"variant":${e.variant === null ? 'null' : JSON.stringify(e.variant)},`}` +
+      `"reason":{"code":${JSON.stringify(e.reason.code)},"condition_index":${e.reason.condition_index ?? 'null'},` +
+      `"description":${JSON.stringify(e.reason.description)}},` +
+      `"metadata":{"id":${e.metadata.id},"version":${e.metadata.version},"description":null,` +
+      `"payload":${JSON.stringify(payload)},` +
+      `"has_experiment":${e.metadata.has_experiment}}${e.failed ? ',"failed":true' : ''}}`
+  }
+  out += `},"errorsWhileComputingFlags":${result.errorsWhileComputingFlags}`
+  if (meta.quotaLimited) out += `,"quotaLimited":${JSON.stringify(meta.quotaLimited)}`
+  out += `,"requestId":${JSON.stringify(meta.requestId)},"evaluatedAt":${meta.evaluatedAt}`
+  if (meta.minimalFlagCalledEvents) out += ',"minimalFlagCalledEvents":true'
+  return `${out}}`
+}
+
 /** `/flags` v1 and `/decide` v3: every evaluated flag's value (false included) plus the payloads present. */
 export function toFlagsV1Response(result: FlagSetEvaluation, meta: ResponseMeta) {
   const featureFlags: Record<string, string | boolean> = {}

@@ -92,7 +92,7 @@ describe('cross-SDK consistency lists', () => {
   })
 })
 
-describe('short-input SHA-1 fast path', () => {
+describe('hash01 over arbitrary identifiers', () => {
   const viaCrypto = (input: string) =>
     Number.parseInt(createHash('sha1').update(input, 'utf8').digest('hex').slice(0, 15), 16) / 2 ** 60
 

@@ -5,6 +5,7 @@ import {
   projectResponse,
   type ResponseShape,
   selectResponseShape,
+  serializeFlagsV2,
   toFlagsV2Response,
 } from '../../src/flags/response.js'
 import type { FlagEvaluation, FlagSetEvaluation } from '../../src/flags/types.js'
@@ -97,5 +98,34 @@ describe('selectResponseShape', () => {
     ['decide', undefined, true, 'decide_v1'],
   ] as const)('%s v=%s config=%s → %s', (endpoint, version, config, shape) => {
     expect(selectResponseShape(endpoint, version, config)).toBe(shape)
+  })
+})
+
+describe('direct v2 serialisation', () => {
+  const outcomes = (vectors.response_projection_cases as any[]).map((c) => c.outcome).filter((o) => !o.omitted)
+
+  it.each(outcomes.map((o) => [o.key, o]))('writes the same text as the projected object for %s', (_key, outcome) => {
+    const result = resultOf(outcome)
+    for (const m of [
+      meta,
+      { ...meta, quotaLimited: ['feature_flags'] },
+      { ...meta, config: { config: { enable_collect_everything: true }, supportedCompression: ['gzip', 'lz64'] } },
+    ]) {
+      expect(serializeFlagsV2(result, m)).toBe(JSON.stringify(toFlagsV2Response(result, m)))
+    }
+  })
+
+  it('escapes keys, variants and payloads that need it', () => {
+    const evaluation: FlagEvaluation = {
+      key: 'quote"and\\slash',
+      enabled: true,
+      variant: 'vär"iant',
+      failed: true,
+      reason: { code: 'condition_match', condition_index: null, description: 'Matched "x"' },
+      payload: '{"a":"\\n"}',
+      metadata: { id: 3, version: 4, has_experiment: false },
+    }
+    const result = { flags: { [evaluation.key]: evaluation }, errorsWhileComputingFlags: true }
+    expect(serializeFlagsV2(result, meta)).toBe(JSON.stringify(toFlagsV2Response(result, meta)))
   })
 })
