@@ -93,12 +93,42 @@ export function serializeFlagsV2(result: FlagSetEvaluation, meta: ResponseMeta):
   out += '"flags":{'
   let first = true
   for (const key in result.flags) {
-    const e = result.flags[key]
     if (!first) out += ','
     first = false
-    const payload = e.payload ?? null
+    out += flagFragment(key, result.flags[key])
+  }
+  out += `},"errorsWhileComputingFlags":${result.errorsWhileComputingFlags}`
+  if (meta.quotaLimited) out += `,"quotaLimited":${JSON.stringify(meta.quotaLimited)}`
+  out += `,"requestId":${JSON.stringify(meta.requestId)},"evaluatedAt":${meta.evaluatedAt}`
+  if (meta.minimalFlagCalledEvents) out += ',"minimalFlagCalledEvents":true'
+  return `${out}}`
+}
+
+/**
+ * One flag's JSON text. A flag answers with few distinct texts (on/off per reason and variant), so they are
+ * kept: building them anew for 50 flags on every request cost more than evaluating the flags.
+ */
+const fragments = new Map<string, string>()
+const payloadIds = new WeakMap<object, number>()
+let nextPayloadId = 1
+
+function flagFragment(key: string, e: FlagEvaluation): string {
+  const payload = e.payload ?? null
+  // Payloads are strings or parsed JSON; objects are told apart by identity, strings by value.
+  let payloadKey: string
+  if (typeof payload === 'object' && payload !== null) {
+    let id = payloadIds.get(payload)
+    if (id === undefined) {
+      id = nextPayloadId++
+      payloadIds.set(payload, id)
+    }
+    payloadKey = `o${id}`
+  } else payloadKey = `v${String(payload)}`
+  const cacheKey = `${key}\u0000${e.key}\u0000${e.enabled}\u0000${e.variant}\u0000${e.reason.code}\u0000${e.reason.condition_index}\u0000${e.reason.description}\u0000${e.metadata.id}\u0000${e.metadata.version}\u0000${e.metadata.has_experiment}\u0000${e.failed === true}\u0000${payloadKey}`
+  let text = fragments.get(cacheKey)
+  if (text === undefined) {
     // The key order is toFlagDetails' order, so the text equals JSON.stringify of the projected object.
-    out +=
+    text =
       `${JSON.stringify(key)}:{"key":${JSON.stringify(e.key)},"enabled":${e.enabled},` +
       `${e.variant === undefined ? '' : `"variant":${e.variant === null ? 'null' : JSON.stringify(e.variant)},`}` +
       `"reason":{"code":${JSON.stringify(e.reason.code)},"condition_index":${e.reason.condition_index ?? 'null'},` +
@@ -106,12 +136,10 @@ export function serializeFlagsV2(result: FlagSetEvaluation, meta: ResponseMeta):
       `"metadata":{"id":${e.metadata.id},"version":${e.metadata.version},"description":null,` +
       `"payload":${JSON.stringify(payload)},` +
       `"has_experiment":${e.metadata.has_experiment}}${e.failed ? ',"failed":true' : ''}}`
+    if (fragments.size >= 50_000) fragments.clear()
+    fragments.set(cacheKey, text)
   }
-  out += `},"errorsWhileComputingFlags":${result.errorsWhileComputingFlags}`
-  if (meta.quotaLimited) out += `,"quotaLimited":${JSON.stringify(meta.quotaLimited)}`
-  out += `,"requestId":${JSON.stringify(meta.requestId)},"evaluatedAt":${meta.evaluatedAt}`
-  if (meta.minimalFlagCalledEvents) out += ',"minimalFlagCalledEvents":true'
-  return `${out}}`
+  return text
 }
 
 /** `/flags` v1 and `/decide` v3: every evaluated flag's value (false included) plus the payloads present. */
