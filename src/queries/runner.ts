@@ -115,7 +115,8 @@ export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
     const columns = compiled.columns.length === result.columns.length ? compiled.columns : result.columns
     return {
       columns,
-      types: result.types,
+      // LowCardinality is a storage detail of ours (PostHog's event column is a plain String): report the value type.
+      types: result.types.map(withoutLowCardinality),
       rows: formatRows(result.rows, result.types),
       hogql: compiled.hogql,
       clickhouse: sql,
@@ -223,4 +224,8 @@ export function createEventsQueryRunner(persons?: PersonLookup): NodeRunner {
       timings: [...executed.timings, { k: '.', t: elapsed(started) }],
     }
   }
+}
+
+function withoutLowCardinality(type: string): string {
+  return type.replace(/LowCardinality\(([^()]*(?:\([^()]*\))?[^()]*)\)/g, '$1')
 }

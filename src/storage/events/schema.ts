@@ -8,7 +8,7 @@ export const EVENT_STORE_DDL = [
   `CREATE TABLE IF NOT EXISTS events (
     uuid UUID,
     team_id Int64,
-    event String,
+    event LowCardinality(String),
     distinct_id String,
     person_id UUID,
     properties String CODEC(ZSTD(3)),
