@@ -26,6 +26,13 @@ const lines = [
   '|---|---|---|',
   ...rows.map((r) => `| ${r.method} | \`${r.url}\` | ${auth(r.scope)} |`),
   '',
+  '## Not built yet',
+  '',
+  'These parts of `spec/api.md` have no routes yet (an endpoint is either real or not registered):',
+  '',
+  '- saved endpoints (§4.4), surveys (§4.5), experiments (§4.6), user 2FA and e-mail operations (§4.7);',
+  '- insight query nodes other than `HogQLQuery` and `EventsQuery` (Trends, Funnels, Retention, …) in `/query/`.',
+  '',
 ]
 fs.writeFileSync(path.resolve(import.meta.dirname, '../docs/api-coverage.md'), lines.join('\n'))
 process.stdout.write(`${rows.length} routes written to docs/api-coverage.md\n`)
