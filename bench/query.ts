@@ -17,16 +17,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 30)
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-query-bench-'))
 const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' })
 const burrow = await buildApp(config, { logger: false })
-const { credentials } = await ensureDemoAccount({
-  dataDir,
-  siteUrl: config.siteUrl,
-  users: burrow.stores.users,
-  organizations: burrow.stores.organizations,
-  projects: burrow.services.projects,
-  keys: burrow.services.keys,
-  keyStore: burrow.stores.keys,
-  clock: burrow.clock,
-})
+const { credentials } = await ensureDemoAccount(burrow)
 const team = credentials.project_id
 
 let started = performance.now()

@@ -5,7 +5,7 @@ import { hashPassword, randomBase62 } from './http/keys.js'
 import type { OrganizationStore } from './organizations/store.js'
 import type { ProjectService } from './projects/service.js'
 import type { PersonalApiKeyService } from './users/keys-service.js'
-import type { PersonalApiKeyStore, UserStore } from './users/store.js'
+import type { UserStore } from './users/store.js'
 
 export interface Credentials {
   url: string
@@ -22,16 +22,21 @@ const DEMO_EMAIL = 'demo@burrow.local'
  * First start: with an empty data directory, create a demo organization, project, user and personal API key,
  * and write them to `<dataDir>/credentials.json` (mode 0600). Later starts reuse them.
  */
-export async function ensureDemoAccount(deps: {
-  dataDir: string
-  siteUrl: string
-  users: UserStore
-  organizations: OrganizationStore
-  projects: ProjectService
-  keys: PersonalApiKeyService
-  keyStore: PersonalApiKeyStore
+export async function ensureDemoAccount(burrow: {
+  config: { dataDir: string; siteUrl: string }
+  stores: { users: UserStore; organizations: OrganizationStore }
+  services: { projects: ProjectService; keys: PersonalApiKeyService }
   clock: () => Date
 }): Promise<{ credentials: Credentials; created: boolean }> {
+  const deps = {
+    dataDir: burrow.config.dataDir,
+    siteUrl: burrow.config.siteUrl,
+    users: burrow.stores.users,
+    organizations: burrow.stores.organizations,
+    projects: burrow.services.projects,
+    keys: burrow.services.keys,
+    clock: burrow.clock,
+  }
   const file = path.join(deps.dataDir, 'credentials.json')
   if (fs.existsSync(file)) {
     const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Credentials

@@ -6,16 +6,7 @@ import { ConfigError, loadConfig } from './config.js'
 async function start() {
   const config = loadConfig()
   const burrow = await buildApp(config)
-  const { credentials, created } = await ensureDemoAccount({
-    dataDir: config.dataDir,
-    siteUrl: config.siteUrl,
-    users: burrow.stores.users,
-    organizations: burrow.stores.organizations,
-    projects: burrow.services.projects,
-    keys: burrow.services.keys,
-    keyStore: burrow.stores.keys,
-    clock: burrow.clock,
-  })
+  const { credentials, created } = await ensureDemoAccount(burrow)
   await burrow.app.listen({ port: config.port, host: config.host })
 
   const lines = [

@@ -51,16 +51,7 @@ export async function startTestApp(
   }
   const config = loadConfig(env)
   const burrow = await buildApp(config, { logger: false, clock: options.clock })
-  const { credentials } = await ensureDemoAccount({
-    dataDir,
-    siteUrl: config.siteUrl,
-    users: burrow.stores.users,
-    organizations: burrow.stores.organizations,
-    projects: burrow.services.projects,
-    keys: burrow.services.keys,
-    keyStore: burrow.stores.keys,
-    clock: burrow.clock,
-  })
+  const { credentials } = await ensureDemoAccount(burrow)
   await burrow.app.ready()
   return {
     burrow,

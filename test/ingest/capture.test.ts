@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib'
 import LZString from 'lz-string'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createUsageStore } from '../../src/ingest/usage-store.js'
 import { createTenant, startTestApp, type TestApp } from '../helpers/app.js'
 
 let t: TestApp
@@ -224,17 +225,10 @@ describe('historical import', () => {
 
   it('imports old events for a paid organization and counts them apart from billable events', async () => {
     const month = new Date().toISOString().slice(0, 7)
+    const usage = createUsageStore(t.burrow.meta.db)
     const project = await t.burrow.stores.projects.get(t.creds.project_id)
     await t.burrow.ingest.flushBackground()
-    const before = await t.burrow.meta.db
-      .withTables<{
-        usage_events: { organization_id: string; month: string; billable_events: number; historical_events: number }
-      }>()
-      .selectFrom('usage_events')
-      .selectAll()
-      .where('organization_id', '=', project!.organization_id)
-      .where('month', '=', month)
-      .executeTakeFirst()
+    const before = await usage.get(project!.organization_id, month)
     const res = await post('/batch/', {
       api_key: token,
       historical_migration: true,
@@ -245,15 +239,8 @@ describe('historical import', () => {
     })
     expect(res.statusCode).toBe(200)
     await t.burrow.ingest.flushBackground()
-    const after = await t.burrow.meta.db
-      .withTables<{
-        usage_events: { organization_id: string; month: string; billable_events: number; historical_events: number }
-      }>()
-      .selectFrom('usage_events')
-      .selectAll()
-      .where('organization_id', '=', project!.organization_id)
-      .where('month', '=', month)
-      .executeTakeFirstOrThrow()
+    const after = await usage.get(project!.organization_id, month)
+    if (!after) throw new Error('no usage row after the import')
     expect(Number(after.historical_events) - Number(before?.historical_events ?? 0)).toBe(2)
     expect(Number(after.billable_events)).toBe(Number(before?.billable_events ?? 0))
     expect(await eventsOf(distinctId)).toHaveLength(2)
