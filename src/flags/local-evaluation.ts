@@ -147,7 +147,7 @@ export function localEvaluationRoutes(deps: {
   return async (app: FastifyInstance) => {
     const schema = { tags: ['feature_flags'], querystring: TokenQuery }
     for (const url of ['/flags/definitions', '/api/feature_flag/local_evaluation/']) {
-      app.get(url, { schema, config: { scope: 'feature_flag:read' } }, async (req, reply) =>
+      app.get(url, { schema, config: { scope: 'feature_flag:read', projectFromRequest: true } }, async (req, reply) =>
         send(await projectFor(req), req, reply),
       )
     }

@@ -20,6 +20,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Required personal-API-key scope; `null` marks a public route (project key or none). */
     scope?: string | null
+    /** The handler finds the project itself (e.g. from `?token=`) and checks the key's project scoping. */
+    projectFromRequest?: boolean
   }
   interface FastifyRequest {
     auth: AuthContext
@@ -118,7 +120,8 @@ export const authPlugin = fp(
       }
 
       if (!hasScope(auth.scopes, scope)) throw new PermissionDenied(`API key missing required scope '${scope}'`)
-      if (auth.scopedTeams && !scope.startsWith('user:') && !scope.startsWith('project:')) {
+      const checksProjectItself = req.routeOptions.config?.projectFromRequest === true
+      if (auth.scopedTeams && !checksProjectItself && !scope.startsWith('user:') && !scope.startsWith('project:')) {
         throw new PermissionDenied('API keys with scoped projects are only supported on project-based endpoints.')
       }
     })

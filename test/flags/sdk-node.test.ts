@@ -144,4 +144,24 @@ describe('/flags/definitions', () => {
     })
     expect(foreign.statusCode).toBe(403)
   })
+
+  it('serves a key scoped to the token project, and refuses it another project', async () => {
+    const scoped = await createKey(t, ['feature_flag:read'], [t.creds.project_id])
+    const own = await t.burrow.app.inject({
+      url: `/flags/definitions?token=${t.creds.project_api_key}`,
+      headers: scoped,
+    })
+    expect(own.statusCode).toBe(200)
+    const other = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/api/projects/',
+      headers: t.auth,
+      payload: { name: 'Another project of the same organization' },
+    })
+    const refused = await t.burrow.app.inject({
+      url: `/flags/definitions?token=${other.json().api_token}`,
+      headers: scoped,
+    })
+    expect(refused.statusCode).toBe(403)
+  })
 })
