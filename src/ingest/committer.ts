@@ -58,12 +58,12 @@ export function createCommitter(deps: {
   const recent = createRecentIds(deps.recentIds ?? 1_000_000)
   // Uuids written shortly before a restart are remembered too (a client may be retrying right now).
   const preload = deps.events
-    .query<[string]>(
-      `SELECT toString(uuid) FROM events WHERE created_at >= now64(6) - INTERVAL 1 HOUR
+    .query<[number, string]>(
+      `SELECT team_id, toString(uuid) FROM events WHERE created_at >= now64(6) - INTERVAL 1 HOUR
        ORDER BY created_at DESC LIMIT ${deps.recentIds ?? 1_000_000}`,
     )
     .then((r) => {
-      for (const [uuid] of r.rows) recent.add(uuid)
+      for (const [team, uuid] of r.rows) recent.add(`${team}:${uuid}`)
     })
     .catch(() => undefined)
   const queue: Pending[] = []
@@ -104,48 +104,59 @@ export function createCommitter(deps: {
       }
       const others = new Set<Promise<void>>()
       for (const e of events) {
-        const other = inFlight.get(e.uuid)
+        const other = inFlight.get(idOf(e))
         if (other) others.add(other)
       }
       if (others.size > 0) await Promise.allSettled(others)
-      for (const e of events) inFlight.set(e.uuid, mine.promise)
+      for (const e of events) inFlight.set(idOf(e), mine.promise)
       await preload
       // Only events whose uuid was written recently (by hash) may be retries: those are checked in the store.
-      const suspects = events.filter((e) => recent.has(e.uuid))
-      const stored = suspects.length > 0 ? await storedUuids(suspects) : []
+      const suspects = events.filter((e) => recent.has(idOf(e)))
+      const stored = suspects.length > 0 ? await storedIds(suspects) : []
       const seen = new Set<string>(stored)
       const fresh: EventRow[] = []
       for (const e of events) {
-        if (seen.has(e.uuid)) continue
-        seen.add(e.uuid)
+        const id = idOf(e)
+        if (seen.has(id)) continue
+        seen.add(id)
         fresh.push(e)
       }
+      // Remembered before writing: if a write fails half-way, the client's retry is checked against the store.
+      for (const e of fresh) recent.add(idOf(e))
       const writes: Promise<void>[] = []
       if (persons.length > 0) writes.push(deps.events.insertJsonEachRow('persons', ndjson(persons)))
       if (distinctIds.length > 0) writes.push(deps.events.insertJsonEachRow('person_distinct_ids', ndjson(distinctIds)))
       if (groups.length > 0) writes.push(deps.events.insertJsonEachRow('groups', ndjson(groups)))
       if (fresh.length > 0) writes.push(deps.events.insertTabSeparated('events', EVENT_COLUMNS, eventsTsv(fresh)))
       await Promise.all(writes)
-      for (const e of fresh) recent.add(e.uuid)
       // Each request learns how many of its own events were new.
-      const freshIds = new Set(fresh.map((e) => e.uuid))
+      const freshIds = new Set(fresh.map(idOf))
       for (const item of items) {
         let inserted = 0
         for (const e of item.batch.events) {
-          if (freshIds.delete(e.uuid)) inserted++
+          if (freshIds.delete(idOf(e))) inserted++
         }
         item.resolve({ inserted })
       }
     } catch (err) {
-      for (const item of items) item.reject(err)
+      release()
+      if (items.length === 1) items[0].reject(err)
+      else {
+        // One request's rows must not fail the others that shared the insert: write each on its own.
+        for (const item of items) await flush([item])
+      }
     } finally {
-      for (const e of events) if (inFlight.get(e.uuid) === mine.promise) inFlight.delete(e.uuid)
+      release()
+    }
+
+    function release() {
+      for (const e of events) if (inFlight.get(idOf(e)) === mine.promise) inFlight.delete(idOf(e))
       mine.resolve()
     }
   }
 
-  /** Which of these uuids the store already holds, looking only at the days the batch covers. */
-  async function storedUuids(events: EventRow[]): Promise<string[]> {
+  /** Which of these events (project and uuid) the store already holds, looking only at the days they cover. */
+  async function storedIds(events: EventRow[]): Promise<string[]> {
     if (events.length === 0) return []
     const teams = [...new Set(events.map((e) => e.team_id))]
     let min = events[0].timestamp
@@ -154,14 +165,14 @@ export function createCommitter(deps: {
       if (e.timestamp < min) min = e.timestamp
       if (e.timestamp > max) max = e.timestamp
     }
-    const result = await deps.events.query<[string]>(
-      `SELECT toString(uuid) FROM events
+    const result = await deps.events.query<[number, string]>(
+      `SELECT team_id, toString(uuid) FROM events
        WHERE team_id IN {teams:Array(Int64)}
          AND toDate(timestamp) BETWEEN toDate({min:DateTime64(6)}) AND toDate({max:DateTime64(6)})
          AND uuid IN {uuids:Array(UUID)}`,
       { params: { teams, min, max, uuids: events.map((e) => e.uuid) } },
     )
-    return result.rows.map((r) => r[0])
+    return result.rows.map(([team, uuid]) => `${team}:${uuid}`)
   }
 
   return {
@@ -238,6 +249,9 @@ function createRecentIds(limit: number) {
   }
 }
 
+/** An event's identity for deduplication: the same uuid in two projects is two events. */
+const idOf = (e: EventRow) => `${e.team_id}:${e.uuid}`
+
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void
   const promise = new Promise<void>((r) => {
@@ -248,8 +262,13 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 
 function ndjson(rows: object[]): string {
   let out = ''
-  for (const row of rows) out += `${JSON.stringify(row)}\n`
+  for (const row of rows) out += `${JSON.stringify(row, wellFormed)}\n`
   return out
+}
+
+/** Lone surrogates would reach ClickHouse as `\ud800` escapes, which it refuses: send U+FFFD instead. */
+function wellFormed(_key: string, value: unknown): unknown {
+  return typeof value === 'string' && !value.isWellFormed() ? value.toWellFormed() : value
 }
 
 export type Committer = ReturnType<typeof createCommitter>

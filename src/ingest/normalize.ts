@@ -213,7 +213,16 @@ function readEventName(value: unknown, fail: Fail): string {
   if (typeof value !== 'string') throw fail('event', `event name must be a string, got ${typeName(value)}`)
   if (value.trim() === '') throw fail('event', 'event name must not be empty')
   const name = value.length > MAX_EVENT_NAME_CHARS ? value.slice(0, MAX_EVENT_NAME_CHARS) : value
-  return name.includes('\0') ? name.replaceAll('\0', '\uFFFD') : name
+  return cleanText(name)
+}
+
+/**
+ * Text every store accepts: NUL (PostgreSQL refuses it) and lone UTF-16 surrogates (not UTF-8; ClickHouse
+ * refuses their JSON escapes) become U+FFFD. For identifiers: distinct ids, event names, group types and keys.
+ */
+export function cleanText(value: string): string {
+  const text = value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value
+  return text.isWellFormed() ? text : text.toWellFormed()
 }
 
 // PostHog's capture: top-level `distinct_id` (or `$distinct_id`), else `properties.distinct_id`; null counts as
@@ -227,9 +236,8 @@ function readDistinctId(raw: Props, properties: Props, fail: Fail): string {
   else if (typeof value === 'number' && Number.isFinite(value)) id = String(value)
   else throw fail('distinct_id', `distinct_id must be a string or a number, got ${typeName(value)}`)
   if (id.trim() === '') throw fail('distinct_id', 'distinct_id must not be blank')
-  if (id.includes('\0')) id = id.replaceAll('\0', '\uFFFD')
   if (id.length > MAX_DISTINCT_ID_CHARS) id = Array.from(id).slice(0, MAX_DISTINCT_ID_CHARS).join('')
-  return id
+  return cleanText(id)
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -305,8 +313,8 @@ function readGroups(value: unknown): Record<string, string> {
   if (!isObject(value)) return groups
   for (const key in value) {
     const v = value[key]
-    if (typeof v === 'string' && v !== '') groups[key] = v
-    else if (typeof v === 'number' && Number.isFinite(v)) groups[key] = String(v)
+    if (typeof v === 'string' && v !== '') groups[cleanText(key)] = cleanText(v)
+    else if (typeof v === 'number' && Number.isFinite(v)) groups[cleanText(key)] = String(v)
   }
   return groups
 }

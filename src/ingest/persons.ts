@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import type { Transaction } from 'kysely'
 import type { PersonStore } from '../persons/store.js'
 import type { MetaDatabase } from '../storage/meta/schema.js'
-import { isEventToPersonProperty, type NormalizedEvent } from './normalize.js'
+import { cleanText, isEventToPersonProperty, type NormalizedEvent } from './normalize.js'
 
 type Props = Record<string, unknown>
 
@@ -84,7 +84,70 @@ export function createPersonProcessor(deps: {
     return types
   }
 
+  function forgetPersons(persons: Set<CachedPerson>, keys: Iterable<string>) {
+    for (const key of keys) cache.delete(key)
+    if (persons.size === 0) return
+    for (const [key, person] of cache) if (person && persons.has(person)) cache.delete(key)
+  }
+
   return {
+    /**
+     * After a batch's rows failed to reach the event store: forget what the batch touched, and give the current
+     * rows of its persons and groups from the metadata store, to write them to the event store again.
+     */
+    async remirror(teamId: number, distinctIds: string[], groupKeys: { index: number; key: string }[]) {
+      const keys = distinctIds.map((d) => cacheKey(teamId, d))
+      const touched = new Set<CachedPerson>()
+      for (const key of keys) {
+        const person = cache.get(key)
+        if (person) touched.add(person)
+      }
+      forgetPersons(touched, keys)
+      const mirror: MirrorRows = { persons: [], distinctIds: [], groups: [] }
+      const personIds = new Set<string>()
+      for (const distinctId of distinctIds) {
+        const row = await deps.persons.getByDistinctId(teamId, distinctId)
+        if (!row || personIds.has(row.id)) continue
+        personIds.add(row.id)
+        mirror.persons.push({
+          team_id: teamId,
+          id: row.id,
+          properties: row.properties,
+          created_at: chTime(row.created_at),
+          is_identified: row.is_identified,
+          is_deleted: 0,
+          version: Number(row.version),
+        })
+        const ids = await deps.persons.db
+          .selectFrom('person_distinct_ids')
+          .select(['distinct_id', 'version'])
+          .where('person_id', '=', row.id)
+          .execute()
+        for (const d of ids) {
+          mirror.distinctIds.push({
+            team_id: teamId,
+            distinct_id: d.distinct_id,
+            person_id: row.id,
+            is_deleted: 0,
+            version: Number(d.version),
+          })
+        }
+      }
+      for (const { index, key } of groupKeys) {
+        const group = await deps.persons.getGroup(teamId, index, key)
+        if (!group) continue
+        mirror.groups.push({
+          team_id: teamId,
+          group_type_index: index,
+          group_key: key,
+          group_properties: group.properties,
+          created_at: chTime(group.created_at),
+          version: Number(group.version),
+        })
+      }
+      return mirror
+    },
+
     /** Forgets cached persons (tests, or after an outside change to the metadata store). */
     clearCache() {
       cache.clear()
@@ -344,9 +407,10 @@ export function createPersonProcessor(deps: {
         }
 
         async function identifyGroup(ev: NormalizedEvent) {
-          const type = typeof ev.properties.$group_type === 'string' ? ev.properties.$group_type : undefined
+          const type = typeof ev.properties.$group_type === 'string' ? cleanText(ev.properties.$group_type) : undefined
           const rawKey = ev.properties.$group_key
-          const key = typeof rawKey === 'string' ? rawKey : typeof rawKey === 'number' ? String(rawKey) : undefined
+          const key =
+            typeof rawKey === 'string' ? cleanText(rawKey) : typeof rawKey === 'number' ? String(rawKey) : undefined
           if (!type || !key) return
           const index = await ensureGroupType(type)
           if (index === undefined) return
@@ -391,8 +455,9 @@ export function createPersonProcessor(deps: {
     try {
       await runTransaction()
     } catch (err) {
-      // Cached persons may have been edited in place before the failure: forget them, the store has the truth.
-      for (const key of staged.keys()) cache.delete(key)
+      // Cached persons may have been edited in place before the failure: forget them (under every distinct id
+      // that shares the object), the store has the truth.
+      forgetPersons(new Set([...staged.values()].filter((p): p is CachedPerson => p !== null)), staged.keys())
       groupTypes.delete(teamId)
       throw err
     }
@@ -409,7 +474,8 @@ export function createPersonProcessor(deps: {
 }
 
 function mergeTarget(ev: NormalizedEvent): string | undefined {
-  const pick = (v: unknown) => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined)
+  const pick = (v: unknown) =>
+    typeof v === 'string' && v !== '' ? cleanText(v) : typeof v === 'number' ? String(v) : undefined
   if (ev.event === '$identify') return pick(ev.properties.$anon_distinct_id)
   if (ev.event === '$create_alias' || ev.event === '$merge_dangerously') return pick(ev.properties.alias)
   return undefined
@@ -426,17 +492,17 @@ function groupColumnsOf(ev: NormalizedEvent, types: Map<string, number>): string
 
 function changesProperties(current: Props, ev: NormalizedEvent): boolean {
   for (const k in ev.setProps) {
-    if (!(k in current)) return true
+    if (!Object.hasOwn(current, k)) return true
     if (!isEventToPersonProperty(k) && !sameValue(current[k], ev.setProps[k])) return true
   }
-  for (const k in ev.setOnceProps) if (!(k in current)) return true
-  for (const k of ev.unsetProps) if (k in current) return true
+  for (const k in ev.setOnceProps) if (!Object.hasOwn(current, k)) return true
+  for (const k of ev.unsetProps) if (Object.hasOwn(current, k)) return true
   return false
 }
 
 function applyChanges(current: Props, ev: NormalizedEvent): Props {
   const next: Props = { ...current }
-  for (const [k, v] of Object.entries(ev.setOnceProps)) if (!(k in next)) next[k] = v
+  for (const [k, v] of Object.entries(ev.setOnceProps)) if (!Object.hasOwn(next, k)) next[k] = v
   for (const [k, v] of Object.entries(ev.setProps)) next[k] = v
   for (const k of ev.unsetProps) delete next[k]
   return next

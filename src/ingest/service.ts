@@ -49,6 +49,8 @@ export function createIngestService(deps: {
   const tokens = new Map<string, { project: ProjectRow | undefined; at: number }>()
   const pendingDiscoveries = new Map<number, Discovery[]>()
   const pendingUsage = new Map<string, { billable: number; historical: number; month: string }>()
+  /** Persons and groups whose event-store copy may be missing after a failed insert, to write again. */
+  const pendingRemirror: { teamId: number; distinctIds: string[]; groups: { index: number; key: string }[] }[] = []
   /** Per project: event shapes (name, property keys and value kinds) already handed to discovery, by hour. */
   const shapes = new Map<number, Map<string, number>>()
   let backgroundRun: Promise<void> | undefined
@@ -146,6 +148,15 @@ export function createIngestService(deps: {
   async function runBackground(): Promise<void> {
     if (backgroundRun) return backgroundRun
     backgroundRun = (async () => {
+      for (const job of pendingRemirror.splice(0)) {
+        try {
+          const mirror = await deps.persons.remirror(job.teamId, job.distinctIds, job.groups)
+          await deps.committer.commit({ events: [], ...mirror })
+        } catch (err) {
+          deps.onError(err, 'rewriting persons to the event store')
+          pendingRemirror.push(job)
+        }
+      }
       const usage = [...pendingUsage.entries()]
       pendingUsage.clear()
       for (const [key, u] of usage) {
@@ -248,7 +259,24 @@ export function createIngestService(deps: {
           $group_4: groups[4],
         }
       })
-      const result = await deps.committer.commit({ events: rows, ...processed.mirror })
+      let result: CommitResult
+      try {
+        result = await deps.committer.commit({ events: rows, ...processed.mirror })
+      } catch (err) {
+        // The metadata store has the batch's person changes; the event store may have missed them.
+        const { mirror } = processed
+        if (mirror.persons.length + mirror.distinctIds.length + mirror.groups.length > 0) {
+          pendingRemirror.push({
+            teamId: project.id,
+            distinctIds: [...new Set(events.filter((e) => e.processPerson).map((e) => e.distinctId))],
+            groups: (mirror.groups as { group_type_index: number; group_key: string }[]).map((g) => ({
+              index: g.group_type_index,
+              key: g.group_key,
+            })),
+          })
+        }
+        throw err
+      }
       queueBackground(project, events, input.historicalMigration, result.inserted)
       return result
     },

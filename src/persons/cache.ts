@@ -14,6 +14,7 @@ export function createPersonCache(deps: {
   const maxEntries = deps.maxEntries ?? 100_000
   const entries = new Map<string, { person: PersonRow | undefined; expires: number }>()
   const keyOf = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`
+  let generation = 0
 
   return {
     async getByDistinctId(teamId: number, distinctId: string): Promise<PersonRow | undefined> {
@@ -21,12 +22,16 @@ export function createPersonCache(deps: {
       const now = Date.now()
       const hit = entries.get(key)
       if (hit && hit.expires > now) return hit.person
+      const asOf = generation
       const person = await deps.persons.getByDistinctId(teamId, distinctId)
+      // A change invalidated while this read was under way: the row read may predate it, so keep it out.
+      if (asOf !== generation) return person
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
       entries.set(key, { person, expires: now + ttlMs })
       return person
     },
     invalidate(teamId: number, distinctIds: Iterable<string>) {
+      generation++
       for (const id of distinctIds) entries.delete(keyOf(teamId, id))
     },
   }

@@ -485,3 +485,99 @@ describe('flags see capture at once', () => {
     expect(await evaluate()).toBe(true)
   })
 })
+
+describe('hostile identifiers', () => {
+  it('stores lone surrogates and NUL bytes in ids as U+FFFD instead of failing the insert', async () => {
+    const res = await post('/batch/', {
+      api_key: token,
+      batch: [
+        { event: 'x', distinct_id: `${distinctId}\ud800`, properties: { $set: { a: 1 } } },
+        {
+          event: '$groupidentify',
+          distinct_id: distinctId,
+          properties: { $group_type: 'org\u0000x', $group_key: 'k\ud800\u0000', $group_set: { n: 1 } },
+        },
+        { event: 'y', distinct_id: distinctId, properties: { $groups: { 'co\u0000mp': 'k\ud801' } } },
+      ],
+    })
+    expect(res.statusCode).toBe(200)
+    const person = await personOf(`${distinctId}\ufffd`)
+    expect(person?.properties).toMatchObject({ a: 1 })
+    const types = (await t.burrow.stores.persons.groupTypeMapping(t.creds.project_id)).map((g) => g.group_type)
+    expect(types).toContain('org\ufffdx')
+  })
+
+  it('does not let one request with a bad id fail the others sharing its insert', async () => {
+    const results = await Promise.all([
+      post('/e/', { api_key: token, event: 'ok1', distinct_id: `${distinctId}-a` }),
+      post('/e/', { api_key: token, event: 'bad', distinct_id: `${distinctId}\udfff`, properties: { $set: { b: 2 } } }),
+      post('/e/', { api_key: token, event: 'ok2', distinct_id: `${distinctId}-b` }),
+    ])
+    expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200])
+  })
+
+  it('keeps $set_once keys named like built-in object members', async () => {
+    await post('/e/', {
+      api_key: token,
+      event: 'x',
+      distinct_id: distinctId,
+      properties: { $set_once: { constructor: 'c', valueOf: 'v', toString: 't', normal: 'n' } },
+    })
+    expect((await personOf(distinctId))?.properties).toMatchObject({
+      constructor: 'c',
+      valueOf: 'v',
+      toString: 't',
+      normal: 'n',
+    })
+  })
+
+  it('stores the same uuid sent to two projects in both', async () => {
+    const other = await createTenant(t)
+    const uuid = crypto.randomUUID()
+    const [a, b] = await Promise.all([
+      post('/e/', { api_key: token, event: 'twin', distinct_id: distinctId, uuid }),
+      post('/e/', { api_key: other.project.api_token, event: 'twin', distinct_id: distinctId, uuid }),
+    ])
+    expect([a.statusCode, b.statusCode]).toEqual([200, 200])
+    const rows = await t.burrow.events.query<[number]>(
+      'SELECT team_id FROM events WHERE uuid = {uuid:UUID} ORDER BY team_id',
+      { params: { uuid } },
+    )
+    expect(rows.rows.map((r) => r[0])).toEqual([t.creds.project_id, other.project.id].sort((x, y) => x - y))
+  })
+})
+
+describe('a failed insert', () => {
+  it('is safe to retry: no duplicate events, and the persons reach the event store afterwards', async () => {
+    const events = t.burrow.events
+    const original = events.insertJsonEachRow.bind(events)
+    let failures = 0
+    // Fault injection on the real store: the persons mirror insert fails once.
+    events.insertJsonEachRow = async (table, rows) => {
+      if (table === 'persons' && failures === 0) {
+        failures++
+        throw new Error('injected failure')
+      }
+      return original(table, rows)
+    }
+    const uuid = crypto.randomUUID()
+    const body = { api_key: token, event: 'once', distinct_id: distinctId, uuid, properties: { $set: { plan: 'pro' } } }
+    try {
+      expect((await post('/e/', body)).statusCode).toBe(500)
+    } finally {
+      events.insertJsonEachRow = original
+    }
+    expect((await post('/e/', body)).statusCode).toBe(200)
+    await t.burrow.ingest.flushBackground()
+    const stored = await events.query<[number]>('SELECT count() FROM events WHERE uuid = {uuid:UUID}', {
+      params: { uuid },
+    })
+    expect(stored.rows[0][0]).toBe(1)
+    const mirrored = await events.query<[string]>(
+      `SELECT argMax(properties, version) FROM persons WHERE team_id = {team:Int64} AND id IN (
+         SELECT argMax(person_id, version) FROM person_distinct_ids WHERE team_id = {team:Int64} AND distinct_id = {id:String})`,
+      { params: { team: t.creds.project_id, id: distinctId } },
+    )
+    expect(JSON.parse(mirrored.rows[0][0])).toMatchObject({ plan: 'pro' })
+  })
+})

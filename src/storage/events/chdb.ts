@@ -23,6 +23,8 @@ const CONNECTION_ARGS = [
 ]
 
 const QUERY_TAG = 'burrow_q:'
+/** `{name:Type}` placeholders in a query's text. */
+const PARAM_NAMES = /\{([A-Za-z_][A-Za-z0-9_]*):[^}]+\}/g
 
 interface PooledSession {
   session: Session
@@ -65,6 +67,12 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
     const release = await target.lock()
     try {
       const text = withSettings(sql, options)
+      // Parameters set for an earlier query stay on the session: a query must bring every one it names.
+      for (const match of text.matchAll(PARAM_NAMES)) {
+        if (!options.params || !Object.hasOwn(options.params, match[1])) {
+          throw new Error(`query parameter ${match[1]} has no value`)
+        }
+      }
       if (options.params && Object.keys(options.params).length > 0) {
         await target.session.queryAsync(setParamsStatement(options.params), { format: 'CSV' })
       }
@@ -215,7 +223,8 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
 /** A LIKE pattern that finds a tagged query in system.processes (query ids are plain tokens, checked here). */
 function markerOf(queryId: string): string {
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(queryId)) throw new Error(`bad query id ${queryId}`)
-  return quoteString(`%${QUERY_TAG}${queryId}'%`)
+  // `_` is a LIKE wildcard: escaped, so that one id never matches another's query.
+  return quoteString(`%${QUERY_TAG}${queryId.replaceAll('_', '\\_')}'%`)
 }
 
 function stats(result: ChdbResult) {
