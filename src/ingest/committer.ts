@@ -128,7 +128,10 @@ export function createCommitter(deps: {
       if (distinctIds.length > 0) writes.push(deps.events.insertJsonEachRow('person_distinct_ids', ndjson(distinctIds)))
       if (groups.length > 0) writes.push(deps.events.insertJsonEachRow('groups', ndjson(groups)))
       if (fresh.length > 0) writes.push(deps.events.insertTabSeparated('events', EVENT_COLUMNS, eventsTsv(fresh)))
-      await Promise.all(writes)
+      // Every write settles before the flush ends, failed or not: a retry's check must see the final state.
+      const outcomes = await Promise.allSettled(writes)
+      const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
+      if (failure) throw failure.reason
       // Each request learns how many of its own events were new.
       const freshIds = new Set(fresh.map(idOf))
       for (const item of items) {
