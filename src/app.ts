@@ -34,6 +34,7 @@ import { createPersonStore } from './persons/store.js'
 import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
 import { createProjectStore } from './projects/store.js'
+import { createCohortLoader } from './queries/cohorts.js'
 import { createPersonLookup } from './queries/person-lookup.js'
 import { createQueryLogStore } from './queries/query-log.js'
 import { queryRoutes } from './queries/routes.js'
@@ -124,6 +125,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     events,
     log: createQueryLogStore(meta.db),
     persons: createPersonLookup(stores.persons),
+    cohorts: createCohortLoader(stores.cohorts),
     propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
     clock,
   })

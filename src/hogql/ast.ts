@@ -52,6 +52,9 @@ export type CompareOp =
   | '!~'
   | '=~*'
   | '!~*'
+  /** `x IN COHORT 5` / `x IN COHORT 'name'`: expanded to a subquery by the compiler before printing */
+  | 'in cohort'
+  | 'not in cohort'
 export interface CompareOperation extends Pos {
   kind: 'CompareOperation'
   op: CompareOp

@@ -1,5 +1,6 @@
 /** HogQL text → parameterised ClickHouse SQL. Pure: no I/O. */
 import type * as ast from './ast.js'
+import { type CohortResolver, expandCohorts } from './cohorts.js'
 import { HogQLValidationError } from './errors.js'
 import { printHogQL } from './hogql-printer.js'
 import { parseSelect } from './parser.js'
@@ -19,6 +20,8 @@ export interface CompileContext {
   limit?: number
   /** fetch one row more than the default limit, so the caller can tell whether there are more rows */
   limitPlusOne?: boolean
+  /** the project's cohorts, for `IN COHORT`: without them, any IN COHORT is an unknown cohort */
+  cohorts?: CohortResolver
 }
 
 export interface CompiledQuery {
@@ -158,6 +161,8 @@ export function compileHogQL(query: string, ctx: CompileContext): CompiledQuery 
   const tz = timezoneLiteral(ctx.timezone || 'UTC')
   let tree = parseSelect(query)
   if (query.includes('{')) tree = fillPlaceholders(tree, ctx.placeholders)
+  // placeholders may carry IN COHORT too (property filters), so the text check alone is not enough
+  if (/cohort/i.test(query) || ctx.placeholders) tree = expandCohorts(tree, ctx.cohorts)
   const defaultLimit = Math.min(Math.max(1, Math.floor(ctx.limit ?? DEFAULT_RETURNED_ROWS)), MAX_SELECT_RETURNED_ROWS)
   const paginate = tree.kind === 'Select' && !tree.limit
   const limited = applyLimits(tree, defaultLimit)

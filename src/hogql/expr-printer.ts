@@ -174,6 +174,9 @@ export abstract class ExprPrinter {
   protected abstract alias(e: ast.Alias, scope: Scope): Out
 
   private compare(op: ast.CompareOp, left: ast.Expr, right: ast.Expr, scope: Scope): Out {
+    if (op === 'in cohort' || op === 'not in cohort') {
+      throw new HogQLValidationError("IN COHORT needs the project's cohorts to compile", left.start)
+    }
     const l = this.expr(left, scope)
     if ((op === 'in' || op === 'not in') && right.kind === 'Array') {
       right = { kind: 'Tuple', exprs: right.exprs, start: right.start }

@@ -18,6 +18,8 @@ const COMPARE_FNS: Record<ast.CompareOp, string> = {
   '!~': 'notMatch',
   '=~*': 'imatch',
   '!~*': 'notIMatch',
+  'in cohort': 'inCohort',
+  'not in cohort': 'notInCohort',
 }
 const ARITH_FNS: Record<ast.ArithmeticOp, string> = {
   '+': 'plus',

@@ -1,4 +1,5 @@
 export type * from './ast.js'
+export type { CohortResolver, CohortSql } from './cohorts.js'
 export {
   type CompileContext,
   type CompiledQuery,

@@ -557,15 +557,9 @@ class Parser {
         }
       } else if (this.isKw('in')) {
         this.i++
-        if (this.isKw('cohort')) throw new HogQLSyntaxError('IN COHORT is not supported', this.cur.start)
-        left = {
-          kind: 'CompareOperation',
-          op: negated ? 'not in' : 'in',
-          left,
-          right: this.nullish(),
-          start,
-          end: end(),
-        }
+        const cohort = this.acceptKw('cohort')
+        const op = cohort ? (negated ? 'not in cohort' : 'in cohort') : negated ? 'not in' : 'in'
+        left = { kind: 'CompareOperation', op, left, right: this.nullish(), start, end: end() }
       } else if (this.acceptKw('between')) {
         const low = this.nullish()
         this.expectKw('and')

@@ -25,9 +25,18 @@ type Filter = Record<string, unknown>
 
 const isObject = (v: unknown): v is Filter => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-function fieldOf(filter: Filter): string {
+/**
+ * Which table the filters apply to: `events` (query nodes), or `persons` (a cohort's definition, compiled into a
+ * subquery over persons, where person properties are the table's own `properties`).
+ */
+export type FilterScope = 'events' | 'persons'
+
+function fieldOf(filter: Filter, scope: FilterScope): string {
   const key = filter.key
-  const type = filter.type ?? 'event'
+  const type = filter.type ?? (scope === 'persons' ? 'person' : 'event')
+  if (scope === 'persons' && type !== 'person') {
+    throw new ValidationError(`Cohort filters of type "${String(type)}" are not supported.`, 'type')
+  }
   if (type === 'hogql') {
     if (typeof key !== 'string' || key.trim() === '') throw new ValidationError('A hogql filter needs a key.', 'key')
     return `(${key})`
@@ -37,7 +46,7 @@ function fieldOf(filter: Filter): string {
     case 'event':
       return `properties[${literal(key)}]`
     case 'person':
-      return `person.properties[${literal(key)}]`
+      return scope === 'persons' ? `properties[${literal(key)}]` : `person.properties[${literal(key)}]`
     case 'group': {
       const index = filter.group_type_index
       if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index > 4) {
@@ -65,10 +74,26 @@ function numberOf(value: unknown): string {
   return String(n)
 }
 
-function propertyFilterToHogQL(filter: Filter): string {
+/** `{type: 'cohort', key: 'id', value: 5}`: the event's person (or the person itself) is in cohort 5. */
+function cohortFilterToHogQL(filter: Filter, scope: FilterScope): string {
+  const id = typeof filter.value === 'string' && /^\d+$/.test(filter.value) ? Number(filter.value) : filter.value
+  if (typeof id !== 'number' || !Number.isInteger(id)) {
+    throw new ValidationError('A cohort filter needs the cohort id as value.', 'value')
+  }
+  const negated = filter.operator === 'not_in'
+  return `${scope === 'persons' ? 'id' : 'person_id'} ${negated ? 'NOT IN' : 'IN'} COHORT ${id}`
+}
+
+function propertyFilterToHogQL(filter: Filter, scope: FilterScope): string {
+  const expr = positiveFilterToHogQL(filter, scope)
+  return filter.negation === true ? `NOT (${expr})` : expr
+}
+
+function positiveFilterToHogQL(filter: Filter, scope: FilterScope): string {
   const type = filter.type ?? 'event'
-  if (type === 'hogql') return fieldOf(filter)
-  const field = fieldOf(filter)
+  if (type === 'cohort') return cohortFilterToHogQL(filter, scope)
+  if (type === 'hogql') return fieldOf(filter, scope)
+  const field = fieldOf(filter, scope)
   const raw = type === 'event_metadata' ? (x: unknown) => x : asText
   const value = filter.value
   const values = Array.isArray(value) ? value : [value]
@@ -130,19 +155,19 @@ function propertyFilterToHogQL(filter: Filter): string {
  * A list of filters (ANDed) or a `PropertyGroupFilter` (`{type: 'AND'|'OR', values}`, nested) as one HogQL
  * boolean expression; undefined when there is nothing to filter on.
  */
-export function propertiesToHogQL(properties: unknown): string | undefined {
+export function propertiesToHogQL(properties: unknown, scope: FilterScope = 'events'): string | undefined {
   if (properties === undefined || properties === null) return undefined
   if (Array.isArray(properties)) {
-    const parts = properties.map((p) => propertiesToHogQL(p)).filter((p): p is string => p !== undefined)
+    const parts = properties.map((p) => propertiesToHogQL(p, scope)).filter((p): p is string => p !== undefined)
     return parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : parts.map((p) => `(${p})`).join(' AND ')
   }
   if (!isObject(properties)) throw new ValidationError('Property filters must be objects.', 'properties')
   if ((properties.type === 'AND' || properties.type === 'OR') && Array.isArray(properties.values)) {
-    const parts = properties.values.map((p) => propertiesToHogQL(p)).filter((p): p is string => p !== undefined)
+    const parts = properties.values.map((p) => propertiesToHogQL(p, scope)).filter((p): p is string => p !== undefined)
     if (parts.length === 0) return undefined
     return parts.map((p) => `(${p})`).join(` ${properties.type} `)
   }
-  return propertyFilterToHogQL(properties)
+  return propertyFilterToHogQL(properties, scope)
 }
 
 const UNITS: Record<string, { interval: string; start: string; factor?: number }> = {

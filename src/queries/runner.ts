@@ -2,7 +2,13 @@
  * Runs query nodes: compiles HogQL (or builds it from a structured node), executes it read-only with time and
  * memory limits under the query's engine id, and shapes PostHog's response.
  */
-import { type CompileContext, compileHogQL, DEFAULT_RETURNED_ROWS, parseExpr } from '../hogql/index.js'
+import {
+  type CohortResolver,
+  type CompileContext,
+  compileHogQL,
+  DEFAULT_RETURNED_ROWS,
+  parseExpr,
+} from '../hogql/index.js'
 import { ValidationError } from '../http/errors.js'
 import type { EventStore } from '../storage/events/types.js'
 import { toQueryError } from './errors.js'
@@ -24,6 +30,8 @@ export interface RunnerDeps {
   persons?: PersonLookup
   /** Declared property types per project, for typed property access in HogQL. */
   propertyTypes?: (teamId: number) => Promise<PropertyTypes | undefined>
+  /** The project's cohorts, for `IN COHORT` and cohort property filters (loaded only by queries that use them). */
+  cohorts?: (teamId: number) => Promise<CohortResolver>
   limits?: { maxExecutionSeconds?: number; maxMemoryBytes?: number }
 }
 
@@ -75,12 +83,17 @@ export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
   return async (hogql, ctx, options = {}) => {
     const started = performance.now()
     const propertyTypes = (await deps.propertyTypes?.(ctx.team.id)) ?? undefined
+    const usesCohorts =
+      /cohort/i.test(hogql) ||
+      (options.placeholders !== undefined && /cohort/i.test(JSON.stringify(options.placeholders)))
+    const cohorts = usesCohorts ? await deps.cohorts?.(ctx.team.id) : undefined
     let compiled: ReturnType<typeof compileHogQL>
     try {
       compiled = compileHogQL(hogql, {
         teamId: ctx.team.id,
         timezone: ctx.team.timezone,
         propertyTypes,
+        cohorts,
         placeholders: options.placeholders,
         limit: DEFAULT_RETURNED_ROWS,
         limitPlusOne: options.limitPlusOne ?? false,
