@@ -3,7 +3,7 @@ import type * as ast from './ast.js'
 import { castFunction, printBetween, printCompare, printSpecialCall } from './calls.js'
 import { HogQLValidationError } from './errors.js'
 import { checkArity, findFunction, PARAMETRIC_FUNCTION_NAMES, suggestFunction } from './functions.js'
-import { hogqlNumber } from './hogql-printer.js'
+import { hogqlNumber, windowFrame } from './hogql-printer.js'
 import { quoteIdent } from './schema.js'
 import type { Scope } from './scope.js'
 import { callType, type JsonPath, type Out, type Ty, ty, UNKNOWN } from './types.js'
@@ -372,17 +372,8 @@ export abstract class ExprPrinter {
     if (w.partitionBy?.length)
       parts.push(`PARTITION BY ${w.partitionBy.map((x) => this.expr(x, scope).sql).join(', ')}`)
     if (w.orderBy?.length) parts.push(`ORDER BY ${this.orderList(w.orderBy, scope)}`)
-    if (w.frameMethod && w.frameStart) {
-      const bound = (f: ast.WindowFrameExpr) =>
-        f.frameType === 'CURRENT ROW'
-          ? 'CURRENT ROW'
-          : `${f.frameValue === null ? 'UNBOUNDED' : f.frameValue} ${f.frameType}`
-      parts.push(
-        w.frameEnd
-          ? `${w.frameMethod} BETWEEN ${bound(w.frameStart)} AND ${bound(w.frameEnd)}`
-          : `${w.frameMethod} ${bound(w.frameStart)}`,
-      )
-    }
+    const frame = windowFrame(w)
+    if (frame) parts.push(frame)
     return parts.join(' ')
   }
 

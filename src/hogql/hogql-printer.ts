@@ -56,18 +56,21 @@ function windowSpec(w: ast.WindowExpr): string {
   const parts: string[] = []
   if (w.partitionBy?.length) parts.push(`PARTITION BY ${list(w.partitionBy)}`)
   if (w.orderBy?.length) parts.push(`ORDER BY ${w.orderBy.map(order).join(', ')}`)
-  if (w.frameMethod && w.frameStart) {
-    const bound = (f: ast.WindowFrameExpr) =>
-      f.frameType === 'CURRENT ROW'
-        ? 'CURRENT ROW'
-        : `${f.frameValue === null ? 'UNBOUNDED' : f.frameValue} ${f.frameType}`
-    parts.push(
-      w.frameEnd
-        ? `${w.frameMethod} BETWEEN ${bound(w.frameStart)} AND ${bound(w.frameEnd)}`
-        : `${w.frameMethod} ${bound(w.frameStart)}`,
-    )
-  }
+  const frame = windowFrame(w)
+  if (frame) parts.push(frame)
   return parts.join(' ')
+}
+
+/** `ROWS BETWEEN … AND …`: the same text in HogQL and in ClickHouse SQL. */
+export function windowFrame(w: ast.WindowExpr): string | undefined {
+  if (!w.frameMethod || !w.frameStart) return undefined
+  const bound = (f: ast.WindowFrameExpr) =>
+    f.frameType === 'CURRENT ROW'
+      ? 'CURRENT ROW'
+      : `${f.frameValue === null ? 'UNBOUNDED' : f.frameValue} ${f.frameType}`
+  return w.frameEnd
+    ? `${w.frameMethod} BETWEEN ${bound(w.frameStart)} AND ${bound(w.frameEnd)}`
+    : `${w.frameMethod} ${bound(w.frameStart)}`
 }
 
 function order(o: ast.OrderExpr): string {
