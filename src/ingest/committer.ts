@@ -1,4 +1,5 @@
 import { escapeTsv } from '../storage/events/params.js'
+import { EVENT_COLUMNS } from '../storage/events/schema.js'
 import type { EventStore } from '../storage/events/types.js'
 
 /** One event row for the event store, as JSONEachRow serialises it. */
@@ -198,25 +199,6 @@ export function createCommitter(deps: {
     },
   }
 }
-
-const EVENT_COLUMNS = [
-  'uuid',
-  'team_id',
-  'event',
-  'distinct_id',
-  'person_id',
-  'properties',
-  'timestamp',
-  'created_at',
-  'elements_chain',
-  '$session_id',
-  '$window_id',
-  '$group_0',
-  '$group_1',
-  '$group_2',
-  '$group_3',
-  '$group_4',
-] as const
 
 /** Events as TabSeparated text: cheaper to build than JSON (no second escaping of the properties' JSON). */
 function eventsTsv(rows: EventRow[]): string {

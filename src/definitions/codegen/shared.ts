@@ -115,7 +115,7 @@ export function claimUniqueName(base: string, used: Set<string>, separator = '')
 /**
  * A double-quoted literal that Python, Go and TypeScript all read back as the same string: printable characters stay
  * as they are (UTF-8 source), quotes and backslashes are escaped, and every control, format or line-separator
- * character in the BMP becomes `\uXXXX` (the one escape all three share; Go's `\x` is a byte, not a character),
+ * character in the BMP becomes `\u` and four hex digits (the one escape all three share; Go's `\x` is a byte, not a character),
  * so the literal never spans lines and never hides characters.
  */
 export function quoteString(value: string): string {

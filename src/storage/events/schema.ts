@@ -56,6 +56,26 @@ export const EVENT_STORE_DDL = [
   ORDER BY (team_id, group_type_index, group_key)`,
 ]
 
+/** The events table's columns in table order (positional inserts depend on it). */
+export const EVENT_COLUMNS = [
+  'uuid',
+  'team_id',
+  'event',
+  'distinct_id',
+  'person_id',
+  'properties',
+  'timestamp',
+  'created_at',
+  'elements_chain',
+  '$session_id',
+  '$window_id',
+  '$group_0',
+  '$group_1',
+  '$group_2',
+  '$group_3',
+  '$group_4',
+] as const
+
 export async function migrateEventStore(store: EventStore): Promise<void> {
   for (const ddl of EVENT_STORE_DDL) await store.exec(ddl)
 }
