@@ -1,4 +1,5 @@
-import { createClient } from '@clickhouse/client'
+import { Readable } from 'node:stream'
+import { type ClickHouseClientConfigOptions, createClient } from '@clickhouse/client'
 import type { EventQueryOptions, EventStore, QueryResult } from './types.js'
 
 interface JsonCompact {
@@ -7,22 +8,30 @@ interface JsonCompact {
   statistics?: { elapsed: number; rows_read: number; bytes_read: number }
 }
 
-/** A ClickHouse server or cluster over HTTP: a thin adapter, the same SQL as the embedded engine. */
-export function createClickHouseEventStore(url: string): EventStore {
+/**
+ * A ClickHouse server or cluster over HTTP: a thin adapter, the same SQL as the embedded engine. `client` passes
+ * options through to `@clickhouse/client` (TLS, timeouts, or another `connection` such as chDB's).
+ */
+export function createClickHouseEventStore(url: string, client: ClickHouseClientConfigOptions = {}): EventStore {
   const parsed = new URL(url)
   const database = parsed.pathname.replace(/^\//, '') || 'default'
-  const client = createClient({
+  const ch = createClient({
+    ...client,
     url: `${parsed.protocol}//${parsed.host}`,
     username: decodeURIComponent(parsed.username) || 'default',
     password: decodeURIComponent(parsed.password),
     database,
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 0, date_time_output_format: 'iso' },
+    clickhouse_settings: {
+      output_format_json_quote_64bit_integers: 0,
+      date_time_output_format: 'iso',
+      ...client.clickhouse_settings,
+    },
   })
 
   return {
     kind: 'clickhouse',
     async query<Row extends unknown[]>(sql: string, options: EventQueryOptions = {}): Promise<QueryResult<Row>> {
-      const result = await client.query({
+      const result = await ch.query({
         query: sql,
         format: 'JSONCompact',
         query_params: options.params,
@@ -43,7 +52,7 @@ export function createClickHouseEventStore(url: string): EventStore {
       }
     },
     async exec(sql, options = {}) {
-      await client.command({
+      await ch.command({
         query: sql,
         query_params: options.params,
         query_id: options.queryId,
@@ -52,28 +61,35 @@ export function createClickHouseEventStore(url: string): EventStore {
       })
     },
     async insertJsonEachRow(table, ndjson) {
-      await client.command({
-        query: `INSERT INTO ${table} FORMAT JSONEachRow\n${ndjson.toString()}`,
-      })
+      // The client takes JSONEachRow as objects (it streams them itself); these are the low-volume mirror tables.
+      const rows = ndjson
+        .toString()
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      await ch.insert({ table, values: rows, format: 'JSONEachRow' })
     },
     async insertTabSeparated(table, columns, tsv) {
-      await client.command({
-        query: `INSERT INTO ${table} (${columns.map((c) => `\`${c}\``).join(', ')}) FORMAT TabSeparated\n${tsv.toString()}`,
+      await ch.insert({
+        table,
+        values: Readable.from([Buffer.from(tsv)], { objectMode: false }),
+        format: 'TabSeparated',
+        columns: [...columns] as [string],
       })
     },
     async cancel(queryId) {
-      const found = await client.query({
+      const found = await ch.query({
         query: 'SELECT count() AS c FROM system.processes WHERE query_id = {id:String}',
         query_params: { id: queryId },
         format: 'JSONEachRow',
       })
       const rows = (await found.json()) as { c: number }[]
       if (!rows[0] || Number(rows[0].c) === 0) return false
-      await client.command({ query: 'KILL QUERY WHERE query_id = {id:String} ASYNC', query_params: { id: queryId } })
+      await ch.command({ query: 'KILL QUERY WHERE query_id = {id:String} ASYNC', query_params: { id: queryId } })
       return true
     },
     async progress(queryId) {
-      const result = await client.query({
+      const result = await ch.query({
         query: `SELECT read_rows, read_bytes, total_rows_approx, elapsed,
                        ProfileEvents['OSCPUVirtualTimeMicroseconds'] / 1e6 AS cpu
                 FROM system.processes WHERE query_id = {id:String}`,
@@ -92,11 +108,11 @@ export function createClickHouseEventStore(url: string): EventStore {
       }
     },
     async ping() {
-      const result = await client.ping()
+      const result = await ch.ping()
       return result.success
     },
     async close() {
-      await client.close()
+      await ch.close()
     },
   }
 }
