@@ -68,29 +68,6 @@ export function timezoneLiteral(tz: string): string {
   return `'${tz}'`
 }
 
-const AST_KINDS = new Set([
-  'Constant',
-  'Field',
-  'Alias',
-  'ArithmeticOperation',
-  'CompareOperation',
-  'BetweenExpr',
-  'And',
-  'Or',
-  'Not',
-  'Call',
-  'Array',
-  'Tuple',
-  'Dict',
-  'Lambda',
-  'ArrayAccess',
-  'TupleAccess',
-  'TypeCast',
-  'WindowFunction',
-  'Select',
-  'SelectUnion',
-])
-
 function valueToExpr(value: unknown, name: string): ast.Expr {
   if (value === null || value === undefined) return { kind: 'Constant', value: null }
   if (typeof value === 'string' || typeof value === 'boolean') return { kind: 'Constant', value }
@@ -100,8 +77,18 @@ function valueToExpr(value: unknown, name: string): ast.Expr {
   }
   if (value instanceof Date) return { kind: 'Constant', value: value.toISOString() }
   if (Array.isArray(value)) return { kind: 'Array', exprs: value.map((v) => valueToExpr(v, name)) }
-  if (typeof value === 'object' && AST_KINDS.has((value as { kind?: string }).kind ?? '')) return value as ast.Expr
+  // Only trees our own code built (parsed from text it wrote) may stand in for a placeholder: a tree from a request
+  // body could carry strings the printer writes as they are.
+  if (typeof value === 'object' && trusted.has(value)) return value as ast.Expr
   throw new HogQLValidationError(`Placeholder {${name}} has a value of an unsupported type`)
+}
+
+const trusted = new WeakSet<object>()
+
+/** Marks an expression built by Burrow itself (e.g. `{filters}`) as safe to use as a placeholder value. */
+export function trustedExpr<T extends ast.Expr>(expr: T): T {
+  trusted.add(expr)
+  return expr
 }
 
 function lookupPlaceholder(chain: string[], values: Record<string, unknown> | undefined, pos?: number): unknown {

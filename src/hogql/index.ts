@@ -6,6 +6,7 @@ export {
   compileHogQL,
   DEFAULT_RETURNED_ROWS,
   MAX_SELECT_RETURNED_ROWS,
+  trustedExpr,
 } from './compile.js'
 export { HogQLError, HogQLSyntaxError, HogQLValidationError } from './errors.js'
 export { type FunctionMeta, findFunction } from './functions.js'

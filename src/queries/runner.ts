@@ -8,6 +8,7 @@ import {
   compileHogQL,
   DEFAULT_RETURNED_ROWS,
   parseExpr,
+  trustedExpr,
 } from '../hogql/index.js'
 import { ValidationError } from '../http/errors.js'
 import type { EventStore } from '../storage/events/types.js'
@@ -173,7 +174,7 @@ function placeholdersOf(node: QueryNode): Record<string, unknown> | undefined {
     if (isObject(node.values) && 'filters' in node.values) {
       throw new ValidationError("Query contains 'filters' both as placeholder and as a query parameter.", 'query')
     }
-    values.filters = parseExpr(filtersExpression(node.filters))
+    values.filters = trustedExpr(parseExpr(filtersExpression(node.filters)))
   }
   return Object.keys(values).length > 0 ? values : undefined
 }

@@ -9,6 +9,7 @@ import {
   compileHogQL,
   HogQLValidationError,
   parseExpr,
+  trustedExpr,
 } from '../../src/hogql/index.js'
 import { cohortFiltersToHogQL } from '../../src/queries/cohorts.js'
 import { propertiesToHogQL } from '../../src/queries/filters.js'
@@ -126,7 +127,7 @@ describe('IN COHORT', () => {
   })
 
   it('runs case 14: a cohort property filter as a placeholder counts only the static member', async () => {
-    const cohortFilter = parseExpr(propertiesToHogQL([{ type: 'cohort', key: 'id', value: 2 }]) as string)
+    const cohortFilter = trustedExpr(parseExpr(propertiesToHogQL([{ type: 'cohort', key: 'id', value: 2 }]) as string))
     const rows = await db.hogql(
       'SELECT event, count() FROM events WHERE {cohort_filter} GROUP BY event',
       ctx({ placeholders: { cohort_filter: cohortFilter } }),

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { type CompileContext, compileHogQL, HogQLValidationError, parseExpr } from '../../src/hogql/index.js'
+import {
+  type CompileContext,
+  compileHogQL,
+  HogQLValidationError,
+  parseExpr,
+  trustedExpr,
+} from '../../src/hogql/index.js'
 
 const base: CompileContext = { teamId: 42, timezone: 'UTC' }
 const body = (q: string, ctx: Partial<CompileContext> = {}) =>
@@ -50,7 +56,7 @@ describe('placeholders', () => {
 
   it('accepts HogQL expressions as placeholder values', () => {
     const sql = body('SELECT event FROM events WHERE {filters}', {
-      placeholders: { filters: parseExpr("event = 'a'") },
+      placeholders: { filters: trustedExpr(parseExpr("event = 'a'")) },
     })
     expect(sql).toContain(
       'and(equals(events.team_id, {hogql_team_id:Int64}), equals(events.event, {hogql_val_0:String}))',

@@ -182,3 +182,25 @@ describe('only the virtual schema is reachable', () => {
     expect(compileHogQL('SELECT 1', { teamId: MINE, timezone: 'UTC' }).sql).toContain('SETTINGS readonly=2')
   })
 })
+
+describe('placeholder values from requests', () => {
+  it('refuses syntax trees as placeholder values: only trees Burrow builds itself may stand in', () => {
+    const smuggled = {
+      kind: 'Select',
+      select: [{ kind: 'Constant', value: 1 }],
+      from: { kind: 'JoinExpr', table: { kind: 'Field', chain: ['events'] } },
+      arrayJoinOp: 'ARRAY JOIN [1] AS z) UNION ALL SELECT toString(team_id) FROM events --',
+      arrayJoinList: [{ kind: 'Alias', alias: 'q', expr: { kind: 'Array', exprs: [] } }],
+    }
+    expect(() => compileHogQL('SELECT {x}', { teamId: MINE, timezone: 'UTC', placeholders: { x: smuggled } })).toThrow(
+      HogQLValidationError,
+    )
+    expect(() =>
+      compileHogQL('SELECT {x}', {
+        teamId: MINE,
+        timezone: 'UTC',
+        placeholders: { x: { kind: 'Constant', value: 1 } },
+      }),
+    ).toThrow(/unsupported type/)
+  })
+})

@@ -371,3 +371,40 @@ describe('helper endpoints', () => {
     expect(draft.statusCode).toBe(200)
   })
 })
+
+describe('placeholder values in a request', () => {
+  it('never lets a syntax tree in `values` or `variables` reach the SQL (no cross-project read)', async () => {
+    await insertEvents(t, [
+      { team_id: t.creds.project_id, event: 'secret-of-the-demo-project', properties: { pw: 'hunter2' } },
+    ])
+    const smuggled = {
+      kind: 'Select',
+      select: [{ kind: 'Constant', value: 1 }],
+      from: { kind: 'JoinExpr', table: { kind: 'Field', chain: ['events'] } },
+      arrayJoinOp: 'ARRAY JOIN [1] AS z) UNION ALL SELECT toString(team_id)||event||properties FROM events --',
+      arrayJoinList: [{ kind: 'Alias', alias: 'q', expr: { kind: 'Array', exprs: [] } }],
+    }
+    const asOther = { projectId: other.project.id, auth: other.auth }
+    const viaValues = await postQuery(
+      t,
+      { query: { kind: 'HogQLQuery', query: 'select {x}', values: { x: smuggled } } },
+      asOther,
+    )
+    expect(viaValues.statusCode).toBe(400)
+    expect(viaValues.body).not.toContain('hunter2')
+    expect(viaValues.json()).toMatchObject({ type: 'validation_error' })
+    const viaVariables = await postQuery(
+      t,
+      {
+        query: {
+          kind: 'HogQLQuery',
+          query: 'select {variables.a}',
+          variables: { a: { code_name: 'a', value: smuggled } },
+        },
+      },
+      asOther,
+    )
+    expect(viaVariables.statusCode).toBe(400)
+    expect(viaVariables.body).not.toContain('hunter2')
+  })
+})
