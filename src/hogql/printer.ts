@@ -10,6 +10,17 @@ import { type FieldDef, type LazyJoinDef, quoteIdent, TABLE_FUNCTIONS, TABLES } 
 import { collectAliases, newScope, type Scope, type Source } from './scope.js'
 import { type Out, type Ty, ty, UNKNOWN } from './types.js'
 
+// Keywords the printer writes as they are: checked against what the parser can produce, so that no tree,
+// however built, can put other text there.
+const JOIN_OPS = /^(?:(?:GLOBAL|INNER|LEFT|RIGHT|FULL|OUTER|SEMI|ANTI|ANY|ALL|ASOF|CROSS) )*JOIN$/
+const ARRAY_JOIN_OPS = /^(?:LEFT |INNER )?ARRAY JOIN$/
+const GROUP_BY_MODES = /^(?:ROLLUP|CUBE|TOTALS)$/
+
+function keyword(value: string | undefined, allowed: RegExp, what: string): string {
+  if (value === undefined || !allowed.test(value)) throw new HogQLValidationError(`Invalid ${what} keyword: ${value}`)
+  return value
+}
+
 export const TEAM_PARAM = 'hogql_team_id'
 const TEAM = `{${TEAM_PARAM}:Int64}`
 
@@ -110,13 +121,18 @@ export class ClickHousePrinter extends ExprPrinter {
 
     parts.push(`SELECT${node.distinct ? ' DISTINCT' : ''} ${selectSql.join(', ')}`)
     if (from) parts.push(`FROM ${from}`)
-    if (arrayJoin) parts.push(`${node.arrayJoinOp} ${arrayJoin}`)
+    if (arrayJoin) parts.push(`${keyword(node.arrayJoinOp, ARRAY_JOIN_OPS, 'ARRAY JOIN')} ${arrayJoin}`)
     if (prewhere) parts.push(`PREWHERE ${prewhere}`)
     const whereParts = [...guards]
     if (where && where.ty.constant?.value !== 1 && where.ty.constant?.value !== true) whereParts.push(where.sql)
     if (whereParts.length)
       parts.push(`WHERE ${whereParts.length === 1 ? whereParts[0] : `and(${whereParts.join(', ')})`}`)
-    if (groupBy) parts.push(`GROUP BY ${groupBy}${node.groupByMode ? ` WITH ${node.groupByMode.toUpperCase()}` : ''}`)
+    if (groupBy) {
+      const mode = node.groupByMode
+        ? ` WITH ${keyword(node.groupByMode.toUpperCase(), GROUP_BY_MODES, 'GROUP BY')}`
+        : ''
+      parts.push(`GROUP BY ${groupBy}${mode}`)
+    }
     if (having) parts.push(`HAVING ${having}`)
     if (windows) parts.push(`WINDOW ${windows}`)
     if (orderBy) parts.push(`ORDER BY ${orderBy}`)
@@ -276,7 +292,7 @@ export class ClickHousePrinter extends ExprPrinter {
     scope.sources.forEach((src, i) => {
       const j = src.join!
       const item = this.tableItem(src, guards)
-      sql += i === 0 ? item : ` ${j.joinType} ${item}`
+      sql += i === 0 ? item : ` ${keyword(j.joinType, JOIN_OPS, 'JOIN')} ${item}`
       if (constraints[i]) sql += ` ${constraints[i]}`
       if (!src.wrapped) sql += this.lazyJoins(src)
     })

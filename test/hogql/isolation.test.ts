@@ -5,7 +5,13 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { compileHogQL, HogQLSyntaxError, HogQLValidationError } from '../../src/hogql/index.js'
+import {
+  compileHogQL,
+  HogQLSyntaxError,
+  HogQLValidationError,
+  parseSelect,
+  trustedExpr,
+} from '../../src/hogql/index.js'
 import { createTestDb, type TestDb } from './chdb-fixture.js'
 
 const MINE = 1
@@ -202,5 +208,18 @@ describe('placeholder values from requests', () => {
         placeholders: { x: { kind: 'Constant', value: 1 } },
       }),
     ).toThrow(/unsupported type/)
+  })
+})
+
+describe('keywords printed as they are', () => {
+  it('checks join keywords of any tree, even a trusted one, against what the parser produces', () => {
+    const sub = parseSelect('SELECT count() FROM events e JOIN persons p ON p.id = e.person_id') as any
+    expect(sub.from.next.joinType).toMatch(/JOIN$/)
+    const ok = compileHogQL('SELECT {sub}', { teamId: MINE, timezone: 'UTC', placeholders: { sub: trustedExpr(sub) } })
+    expect(ok.sql).toContain('JOIN')
+    sub.from.next.joinType = 'CROSS JOIN system.tables CROSS JOIN'
+    expect(() =>
+      compileHogQL('SELECT {sub}', { teamId: MINE, timezone: 'UTC', placeholders: { sub: trustedExpr(sub) } }),
+    ).toThrow(/Invalid JOIN keyword/)
   })
 })
