@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { MethodNotAllowed } from '../http/errors.js'
-import { PaginationQuery, paginate } from '../http/pagination.js'
+import { PaginationQuery, pageParams, paginate } from '../http/pagination.js'
 import { ProjectParams } from '../projects/schemas.js'
 import { AddPersonsInput, CohortInput, CohortPage, CohortParams, CohortRecord } from './schemas.js'
 import type { CohortActor, CohortService } from './service.js'
@@ -22,7 +22,7 @@ export function cohortRoutes(deps: { cohorts: CohortService; siteUrl: string }) 
           config: { scope: 'cohort:read' },
         },
         async (req) => {
-          const { limit = 100, offset = 0 } = req.query as { limit?: number; offset?: number }
+          const { limit, offset } = pageParams(req.query as { limit?: number; offset?: number }, 100)
           const page = await deps.cohorts.list(req.project.id, limit, offset)
           return paginate(req.url, deps.siteUrl, page.count, page.results, limit, offset)
         },

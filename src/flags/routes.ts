@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ActivityStore } from '../activity/store.js'
 import { MethodNotAllowed } from '../http/errors.js'
-import { paginate } from '../http/pagination.js'
+import { pageParams, paginate } from '../http/pagination.js'
 import type { UserStore } from '../users/store.js'
 import {
   ActivityPage,
@@ -64,8 +64,7 @@ export function flagRoutes(deps: {
         },
         async (req) => {
           const query = req.query as FlagListQuery
-          const limit = query.limit ?? 100
-          const offset = query.offset ?? 0
+          const { limit, offset } = pageParams(query, 100)
           const active = query.active === 'true' ? true : query.active === 'false' ? false : undefined
           const page = await deps.flags.list(req.project.id, { limit, offset, search: query.search, active })
           return paginate(req.url, deps.siteUrl, page.count, page.results, limit, offset)

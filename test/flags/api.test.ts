@@ -226,3 +226,18 @@ describe('access', () => {
     expect(mine.statusCode).toBe(404)
   })
 })
+
+describe('pagination parameters', () => {
+  it.each(['feature_flags', 'cohorts'])(
+    'answers 400, not 500, for an offset beyond any integer on %s',
+    async (resource) => {
+      const res = await t.burrow.app.inject({
+        method: 'GET',
+        url: `/api/projects/${t.creds.project_id}/${resource}/?offset=1e400`,
+        headers: t.auth,
+      })
+      expect(res.statusCode).toBe(400)
+      expect(res.json()).toMatchObject({ type: 'validation_error', attr: 'offset' })
+    },
+  )
+})
