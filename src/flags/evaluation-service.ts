@@ -7,7 +7,7 @@ import type { PersonStore } from '../persons/store.js'
 import type { ProjectContext, TeamDefinitions } from './cache.js'
 import { evaluateFlagSet, normalizeDistinctId } from './matcher.js'
 import type { FlagQuota } from './quota.js'
-import { excludedFlagKeys, resolveRequestRuntime } from './runtime.js'
+import { excludedFlagKeys, type RequestFlagFilter, resolveRequestRuntime } from './runtime.js'
 import type { EvaluationContext, FlagDefinition, FlagEvaluation, FlagSetEvaluation } from './types.js'
 
 type Headers = Record<string, string | string[] | undefined>
@@ -92,6 +92,50 @@ function parseProperties(text: string | undefined): Json {
   }
 }
 
+/** Parsed properties per stored row: cached rows are shared between requests, and read-only here. */
+const parsedRows = new WeakMap<object, Json>()
+
+function rowProperties(row: { properties?: string } | undefined): Json {
+  if (!row) return {}
+  let parsed = parsedRows.get(row)
+  if (parsed === undefined) {
+    parsed = parseProperties(row.properties)
+    parsedRows.set(row, parsed)
+  }
+  return parsed
+}
+
+/** What a request's filters leave to evaluate, and the data those flags read. */
+interface RequestPlan {
+  excluded: Set<string>
+  candidates: FlagDefinition[]
+  /** Some candidate reads the person (flag_keys narrows the output, not the lookups: flags may depend on others). */
+  needsPerson: boolean
+  groupIndexes: Set<number>
+}
+
+const MAX_PLANS_PER_TEAM = 64
+
+/** The plan for a filter, kept with the team's cached definitions (most requests share a handful of filters). */
+function requestPlan(definitions: TeamDefinitions, filter: RequestFlagFilter): RequestPlan {
+  const memoKey = `plan:${filter.runtime}:${filter.surveyFlagsOnly === true}:${JSON.stringify(filter.evaluationEnvironments ?? null)}`
+  const known = definitions.memo.get(memoKey) as RequestPlan | undefined
+  if (known) return known
+  const excluded = excludedFlagKeys(definitions.flags, filter)
+  const candidates = definitions.flags.filter((flag) => flag.active && !flag.deleted && !excluded.has(flag.key))
+  let needsPerson = false
+  const groupIndexes = new Set<number>()
+  for (const flag of candidates) {
+    const needs = definitions.needs.get(flag.key)
+    if (!needs) continue
+    needsPerson ||= needs.person
+    for (const index of needs.groupTypeIndexes) groupIndexes.add(index)
+  }
+  const plan = { excluded, candidates, needsPerson, groupIndexes }
+  if (definitions.memo.size < MAX_PLANS_PER_TEAM) definitions.memo.set(memoKey, plan)
+  return plan
+}
+
 export function createFlagsEvaluator(deps: {
   quota: Pick<FlagQuota, 'admit'>
   persons: Pick<PersonStore, 'getByDistinctId' | 'getGroup' | 'hashKeyOverrides' | 'setHashKeyOverrides'>
@@ -135,24 +179,12 @@ export function createFlagsEvaluator(deps: {
       }
       if (request.disableFlags) return { result: empty, quotaLimited: false }
       const { teamId } = project
-      const excluded = excludedFlagKeys(definitions.flags, {
+      const { excluded, candidates, needsPerson, groupIndexes } = requestPlan(definitions, {
         runtime: resolveRequestRuntime(request.evaluationRuntime, headers),
         evaluationEnvironments: request.evaluationContexts,
         surveyFlagsOnly: request.surveyFlagsOnly,
       })
-      const candidates = definitions.flags.filter((flag) => flag.active && !flag.deleted && !excluded.has(flag.key))
       if (candidates.length === 0) return { result: empty, quotaLimited: false }
-
-      // Only the data some candidate flag reads is fetched; flag_keys narrows the output, not the lookups,
-      // because the requested flags may depend on others.
-      let needsPerson = false
-      const groupIndexes = new Set<number>()
-      for (const flag of candidates) {
-        const needs = definitions.needs.get(flag.key)
-        if (!needs) continue
-        needsPerson ||= needs.person
-        for (const index of needs.groupTypeIndexes) groupIndexes.add(index)
-      }
 
       const [personOutcome, groupOutcome, geo] = await Promise.all([
         needsPerson ? this.personData(project, definitions, request, candidates) : undefined,
@@ -176,14 +208,17 @@ export function createFlagsEvaluator(deps: {
         now: deps.clock(),
       }
 
-      const failed = candidates.filter((flag) => {
-        const needs = definitions.needs.get(flag.key)
-        if (!needs) return false
-        return (
-          (needs.person && personOutcome?.failed === true) ||
-          needs.groupTypeIndexes.some((index) => groupOutcome.failed.has(index))
-        )
-      })
+      const someLookupFailed = personOutcome?.failed === true || groupOutcome.failed.size > 0
+      const failed = !someLookupFailed
+        ? []
+        : candidates.filter((flag) => {
+            const needs = definitions.needs.get(flag.key)
+            if (!needs) return false
+            return (
+              (needs.person && personOutcome?.failed === true) ||
+              needs.groupTypeIndexes.some((index) => groupOutcome.failed.has(index))
+            )
+          })
       const skip = failed.length > 0 ? new Set([...excluded, ...failed.map((f) => f.key)]) : excluded
       const result = evaluateFlagSet(definitions.flags, ctx, { flagKeys: request.flagKeys, excludedKeys: skip })
       if (failed.length > 0) {
@@ -226,7 +261,7 @@ export function createFlagsEvaluator(deps: {
       }
       return {
         failed: false,
-        properties: parseProperties(person?.properties),
+        properties: rowProperties(person ?? undefined),
         staticCohortIds,
         overrides,
         overrideFailed,
@@ -245,7 +280,7 @@ export function createFlagsEvaluator(deps: {
           if (typeof key !== 'string' && typeof key !== 'number') return
           try {
             const group = await deps.persons.getGroup(teamId, index, String(key))
-            if (group) properties[type] = parseProperties(group.properties)
+            if (group) properties[type] = rowProperties(group)
           } catch {
             failed.add(index)
           }

@@ -1,29 +1,29 @@
-import * as crypto from 'node:crypto'
+import { sha1Top60 } from './sha1.js'
 import type { FlagVariant } from './types.js'
 
 // PostHog divides by 2^60 - 1 (0xFFFFFFFFFFFFFFF); as a double that constant is exactly 2^60.
 const LONG_SCALE = 2 ** 60
-
-type OneShotHash = (algorithm: string, data: string, encoding: 'hex') => string
-// The one-shot `crypto.hash` (Node ≥ 20.12) is faster than a Hash object per call; hex output beats a
-// Buffer here because it avoids an allocation per hash.
-const oneShot = (crypto as unknown as { hash?: OneShotHash }).hash
-const sha1Hex = oneShot
-  ? (input: string) => oneShot('sha1', input, 'hex')
-  : (input: string) => crypto.createHash('sha1').update(input, 'utf8').digest('hex')
 
 /**
  * PostHog's bucketing hash: the top 60 bits of SHA-1(prefix + identifier + salt) (its first 15 hex digits)
  * as a fraction of 2^60. The integer is rounded to a double once and divided once, as the server does.
  */
 export function hash01(prefix: string, identifier: string, salt = ''): number {
-  return Number.parseInt(sha1Hex(prefix + identifier + salt).slice(0, 15), 16) / LONG_SCALE
+  parts[0] = prefix
+  parts[1] = identifier
+  parts[2] = salt
+  return sha1Top60(parts) / LONG_SCALE
 }
+const parts = ['', '', '']
+const flagParts = ['', '.', '', '']
 
 /** Rollout/variant hash of a flag; the server short-circuits an empty identifier to 0. */
 export function flagHash(flagKey: string, identifier: string, salt: '' | 'variant'): number {
   if (identifier === '') return 0
-  return hash01(`${flagKey}.`, identifier, salt)
+  flagParts[0] = flagKey
+  flagParts[2] = identifier
+  flagParts[3] = salt
+  return sha1Top60(flagParts) / LONG_SCALE
 }
 
 /** Holdout hash: no empty-identifier short-circuit. */

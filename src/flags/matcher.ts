@@ -319,21 +319,55 @@ function matchFlag(flag: FlagDefinition, state: RequestState, index: FlagIndex):
   return { enabled: false, variant: null, code: bestCode, index: bestIndex, payload: null }
 }
 
+/**
+ * A flag answers with few distinct outcomes (per reason, condition and variant), so each is built once per flag
+ * definition and shared, frozen, by every request that reaches it: no per-request objects or reason texts, and
+ * the wire text can be kept per outcome (response.ts). A changed definition is a new object, so its outcomes go
+ * with the old one.
+ */
+const outcomesByFlag = new WeakMap<FlagDefinition, SharedOutcome[]>()
+const MAX_OUTCOMES_PER_FLAG = 64
+
+interface SharedOutcome {
+  code: string
+  evaluation: FlagEvaluation
+}
+
 function toEvaluation(flag: FlagDefinition, match: Match): FlagEvaluation {
-  return {
+  let outcomes = outcomesByFlag.get(flag)
+  if (outcomes === undefined) {
+    outcomes = []
+    outcomesByFlag.set(flag, outcomes)
+  }
+  // A short scan: a flag has a handful of outcomes, and comparing fields allocates nothing.
+  for (const outcome of outcomes) {
+    const e = outcome.evaluation
+    if (
+      outcome.code === match.code &&
+      e.enabled === match.enabled &&
+      e.reason.condition_index === match.index &&
+      e.variant === match.variant &&
+      e.payload === match.payload
+    ) {
+      return e
+    }
+  }
+  const evaluation = Object.freeze({
     key: flag.key,
     enabled: match.enabled,
     variant: match.variant,
     failed: false,
-    reason: {
+    reason: Object.freeze({
       // The "group conditions were not evaluated" case keeps the wire code no_condition_match.
       code: match.code === GROUPS_NOT_EVALUATED ? 'no_condition_match' : match.code,
       condition_index: match.index,
       description: describeReason(match.code, match.index),
-    },
+    }),
     payload: match.payload,
-    metadata: { id: flag.id, version: flag.version ?? 0, has_experiment: Boolean(flag.has_experiment) },
-  }
+    metadata: Object.freeze({ id: flag.id, version: flag.version ?? 0, has_experiment: Boolean(flag.has_experiment) }),
+  })
+  if (outcomes.length < MAX_OUTCOMES_PER_FLAG) outcomes.push({ code: match.code, evaluation })
+  return evaluation
 }
 
 function failedEvaluation(flag: FlagDefinition, code: string, description: string): FlagEvaluation {

@@ -111,7 +111,7 @@ describe('direct v2 serialisation', () => {
       { ...meta, quotaLimited: ['feature_flags'] },
       { ...meta, config: { config: { enable_collect_everything: true }, supportedCompression: ['gzip', 'lz64'] } },
     ]) {
-      expect(serializeFlagsV2(result, m)).toBe(JSON.stringify(toFlagsV2Response(result, m)))
+      expect(serializeFlagsV2(result, m).toString()).toBe(JSON.stringify(toFlagsV2Response(result, m)))
     }
   })
 
@@ -126,6 +126,6 @@ describe('direct v2 serialisation', () => {
       metadata: { id: 3, version: 4, has_experiment: false },
     }
     const result = { flags: { [evaluation.key]: evaluation }, errorsWhileComputingFlags: true }
-    expect(serializeFlagsV2(result, meta)).toBe(JSON.stringify(toFlagsV2Response(result, meta)))
+    expect(serializeFlagsV2(result, meta).toString()).toBe(JSON.stringify(toFlagsV2Response(result, meta)))
   })
 })
