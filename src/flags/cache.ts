@@ -14,6 +14,8 @@ export interface TeamDefinitions {
   /** Per flag key: whether it reads the person and which group type indexes it reads. */
   needs: Map<string, FlagNeeds>
   continuityFlagKeys: string[]
+  /** Some flag or cohort compares dates, which can be relative to now: its answers change with the clock. */
+  readsClock: boolean
   loadedAt: number
   /** Memo slots for derived views (local-evaluation payload, remote config), cleared with the entry. */
   memo: Map<string, unknown>
@@ -113,6 +115,15 @@ export function referencedCohortIds(
   return found
 }
 
+/** Whether a filter tree holds a date operator anywhere (over-approximates: any `is_date_*` counts). */
+function comparesDates(tree: unknown): boolean {
+  if (Array.isArray(tree)) return tree.some(comparesDates)
+  if (typeof tree !== 'object' || tree === null) return false
+  const { operator } = tree as { operator?: unknown }
+  if (typeof operator === 'string' && operator.startsWith('is_date')) return true
+  return Object.values(tree).some(comparesDates)
+}
+
 async function loadDefinitions(source: DefinitionSource, teamId: number, now: number): Promise<TeamDefinitions> {
   const [flags, cohortList, groupTypeMapping] = await Promise.all([
     source.flags(teamId),
@@ -131,6 +142,7 @@ async function loadDefinitions(source: DefinitionSource, teamId: number, now: nu
     staticCohortIds,
     needs,
     continuityFlagKeys: live.filter((flag) => flag.ensure_experience_continuity).map((flag) => flag.key),
+    readsClock: flags.some((flag) => comparesDates(flag.filters)) || cohortList.some((c) => comparesDates(c.filters)),
     loadedAt: now,
     memo: new Map(),
   }

@@ -96,13 +96,21 @@ function parseProperties(text: string | undefined): Json {
 const parsedRows = new WeakMap<object, Json>()
 
 function rowProperties(row: { properties?: string } | undefined): Json {
-  if (!row) return {}
+  if (!row) return NO_PROPERTIES
   let parsed = parsedRows.get(row)
   if (parsed === undefined) {
     parsed = parseProperties(row.properties)
     parsedRows.set(row, parsed)
   }
   return parsed
+}
+
+interface PersonData {
+  failed: boolean
+  properties: Json
+  staticCohortIds: Set<number> | undefined
+  overrides: Record<string, string> | undefined
+  overrideFailed: boolean
 }
 
 /** What a request's filters leave to evaluate, and the data those flags read. */
@@ -112,7 +120,23 @@ interface RequestPlan {
   /** Some candidate reads the person (flag_keys narrows the output, not the lookups: flags may depend on others). */
   needsPerson: boolean
   groupIndexes: Set<number>
+  /**
+   * Whether answers may be reused: nothing read besides the person row and the request (no clock-dependent
+   * dates, static cohort memberships, continuity overrides or group rows).
+   */
+  reusable: boolean
+  /** Recent answers under this plan, by request inputs (see evaluate). */
+  answers: Map<string, ReusableAnswer>
 }
+
+interface ReusableAnswer {
+  /** The stored person's parsed properties the answer was computed from (one object per stored row). */
+  person: Json | undefined
+  result: FlagSetEvaluation
+}
+
+const MAX_ANSWERS_PER_PLAN = 20_000
+const NO_PROPERTIES: Json = Object.freeze({})
 
 const MAX_PLANS_PER_TEAM = 64
 
@@ -131,7 +155,12 @@ function requestPlan(definitions: TeamDefinitions, filter: RequestFlagFilter): R
     needsPerson ||= needs.person
     for (const index of needs.groupTypeIndexes) groupIndexes.add(index)
   }
-  const plan = { excluded, candidates, needsPerson, groupIndexes }
+  const reusable =
+    !definitions.readsClock &&
+    definitions.staticCohortIds.length === 0 &&
+    groupIndexes.size === 0 &&
+    !candidates.some((flag) => flag.ensure_experience_continuity)
+  const plan = { excluded, candidates, needsPerson, groupIndexes, reusable, answers: new Map() }
   if (definitions.memo.size < MAX_PLANS_PER_TEAM) definitions.memo.set(memoKey, plan)
   return plan
 }
@@ -178,17 +207,59 @@ export function createFlagsEvaluator(deps: {
         return { result: empty, quotaLimited: true }
       }
       if (request.disableFlags) return { result: empty, quotaLimited: false }
-      const { teamId } = project
-      const { excluded, candidates, needsPerson, groupIndexes } = requestPlan(definitions, {
+      const plan = requestPlan(definitions, {
         runtime: resolveRequestRuntime(request.evaluationRuntime, headers),
         evaluationEnvironments: request.evaluationContexts,
         surveyFlagsOnly: request.surveyFlagsOnly,
       })
-      if (candidates.length === 0) return { result: empty, quotaLimited: false }
+      if (plan.candidates.length === 0) return { result: empty, quotaLimited: false }
+      const personOutcome = plan.needsPerson
+        ? await this.personData(project, definitions, request, plan.candidates)
+        : undefined
+      if (!plan.reusable || personOutcome?.failed) {
+        return {
+          result: await this.compute(project, definitions, plan, request, clientIp, personOutcome),
+          quotaLimited: false,
+        }
+      }
+      // Evaluation is a pure function of the definitions (this plan belongs to one loaded set), the stored person
+      // (one parsed object per stored row: a changed person is a new object) and the request's own inputs; the
+      // IP stands for its location. The same inputs get the same (frozen, shared) answer.
+      const key = JSON.stringify([
+        request.distinctId,
+        request.personProperties,
+        request.groups,
+        request.groupProperties,
+        request.anonDistinctId ?? null,
+        request.deviceId ?? null,
+        request.flagKeys ?? null,
+        request.geoipDisable ? null : (clientIp ?? null),
+        project.timezone,
+      ])
+      const known = plan.answers.get(key)
+      if (known && known.person === personOutcome?.properties) return { result: known.result, quotaLimited: false }
+      const result = await this.compute(project, definitions, plan, request, clientIp, personOutcome)
+      if (!result.errorsWhileComputingFlags) {
+        Object.freeze(result.flags)
+        Object.freeze(result)
+        if (plan.answers.size >= MAX_ANSWERS_PER_PLAN) plan.answers.delete(plan.answers.keys().next().value as string)
+        plan.answers.set(key, { person: personOutcome?.properties, result })
+      }
+      return { result, quotaLimited: false }
+    },
 
-      const [personOutcome, groupOutcome, geo] = await Promise.all([
-        needsPerson ? this.personData(project, definitions, request, candidates) : undefined,
-        this.groupData(teamId, definitions, request, groupIndexes),
+    /** Evaluates the plan's flags with the person data already read, reading groups and the location. */
+    async compute(
+      project: ProjectContext,
+      definitions: TeamDefinitions,
+      plan: RequestPlan,
+      request: FlagsRequest,
+      clientIp: string | undefined,
+      personOutcome: PersonData | undefined,
+    ): Promise<FlagSetEvaluation> {
+      const { excluded, candidates, groupIndexes } = plan
+      const [groupOutcome, geo] = await Promise.all([
+        this.groupData(project.teamId, definitions, request, groupIndexes),
         request.geoipDisable || !clientIp ? undefined : deps.geoip().then((g) => g?.lookup(clientIp)),
       ])
 
@@ -226,7 +297,7 @@ export function createFlagsEvaluator(deps: {
         for (const flag of failed) if (!wanted || wanted.has(flag.key)) result.flags[flag.key] = failedEvaluation(flag)
         result.errorsWhileComputingFlags = true
       }
-      return { result, quotaLimited: false }
+      return result
     },
 
     /** Stored person properties, static cohort memberships and continuity overrides (one person lookup). */
@@ -235,7 +306,7 @@ export function createFlagsEvaluator(deps: {
       definitions: TeamDefinitions,
       request: FlagsRequest,
       candidates: FlagDefinition[],
-    ) {
+    ): Promise<PersonData> {
       const { teamId } = project
       let person: Awaited<ReturnType<typeof deps.persons.getByDistinctId>>
       let staticCohortIds: Set<number> | undefined

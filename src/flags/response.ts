@@ -91,9 +91,28 @@ export function serializeFlagsV2(result: FlagSetEvaluation, meta: ResponseMeta):
       if (value !== undefined) head += `${JSON.stringify(key)}:${JSON.stringify(value)},`
     }
   }
-  head += '"flags":{'
-  const parts: Buffer[] = [Buffer.from(head)]
-  let length = parts[0].length
+  let tail = ''
+  if (meta.quotaLimited) tail += `,"quotaLimited":${JSON.stringify(meta.quotaLimited)}`
+  tail += `,"requestId":${JSON.stringify(meta.requestId)},"evaluatedAt":${meta.evaluatedAt}`
+  if (meta.minimalFlagCalledEvents) tail += ',"minimalFlagCalledEvents":true'
+  tail += '}'
+  const body = flagsSection(result)
+  const headBytes = Buffer.from(head)
+  const tailBytes = Buffer.from(tail)
+  return Buffer.concat([headBytes, body, tailBytes], headBytes.length + body.length + tailBytes.length)
+}
+
+/** Bytes of a frozen (reused) answer's `"flags":{…},"errorsWhileComputingFlags":…` section. */
+const sections = new WeakMap<FlagSetEvaluation, Buffer>()
+
+function flagsSection(result: FlagSetEvaluation): Buffer {
+  const shared = Object.isFrozen(result)
+  if (shared) {
+    const known = sections.get(result)
+    if (known !== undefined) return known
+  }
+  const parts: Buffer[] = [FLAGS_OPEN]
+  let length = FLAGS_OPEN.length
   for (const key in result.flags) {
     if (parts.length > 1) {
       parts.push(COMMA)
@@ -103,15 +122,14 @@ export function serializeFlagsV2(result: FlagSetEvaluation, meta: ResponseMeta):
     parts.push(fragment)
     length += fragment.length
   }
-  let tail = `},"errorsWhileComputingFlags":${result.errorsWhileComputingFlags}`
-  if (meta.quotaLimited) tail += `,"quotaLimited":${JSON.stringify(meta.quotaLimited)}`
-  tail += `,"requestId":${JSON.stringify(meta.requestId)},"evaluatedAt":${meta.evaluatedAt}`
-  if (meta.minimalFlagCalledEvents) tail += ',"minimalFlagCalledEvents":true'
-  const end = Buffer.from(`${tail}}`)
-  parts.push(end)
-  return Buffer.concat(parts, length + end.length)
+  const close = Buffer.from(`},"errorsWhileComputingFlags":${result.errorsWhileComputingFlags}`)
+  parts.push(close)
+  const bytes = Buffer.concat(parts, length + close.length)
+  if (shared) sections.set(result, bytes)
+  return bytes
 }
 
+const FLAGS_OPEN = Buffer.from('"flags":{')
 const COMMA = Buffer.from(',')
 /** Wire bytes of shared (frozen) outcomes; a one-off evaluation is written afresh. */
 const fragments = new WeakMap<FlagEvaluation, Buffer>()
