@@ -14,6 +14,8 @@ export interface TeamDefinitions {
   /** Per flag key: whether it reads the person and which group type indexes it reads. */
   needs: Map<string, FlagNeeds>
   continuityFlagKeys: string[]
+  /** The loaded rows as text: a reload that finds the same keeps this object and everything derived from it. */
+  fingerprint: string
   /** Some flag or cohort compares dates, which can be relative to now: its answers change with the clock. */
   readsClock: boolean
   loadedAt: number
@@ -142,6 +144,7 @@ async function loadDefinitions(source: DefinitionSource, teamId: number, now: nu
     staticCohortIds,
     needs,
     continuityFlagKeys: live.filter((flag) => flag.ensure_experience_continuity).map((flag) => flag.key),
+    fingerprint: JSON.stringify([flags, cohortList, groupTypeMapping]),
     readsClock: flags.some((flag) => comparesDates(flag.filters)) || cohortList.some((c) => comparesDates(c.filters)),
     loadedAt: now,
     memo: new Map(),
@@ -171,7 +174,13 @@ export function createDefinitionsCache(deps: {
       const generation = generations.get(teamId) ?? 0
       const hit = definitions.get(teamId)
       if (hit && hit.generation === generation && hit.expiresAt > now()) return hit.value
-      const value = loadDefinitions(deps.source, teamId, now())
+      // An expired entry of the same generation is refreshed; when nothing changed, the old object stays, so the
+      // derived caches hanging off it (plans, shared outcomes, reused answers) survive the refresh.
+      const previous = hit && hit.generation === generation ? hit.value : undefined
+      const value = loadDefinitions(deps.source, teamId, now()).then(async (loaded) => {
+        const old = await previous?.catch(() => undefined)
+        return old && old.fingerprint === loaded.fingerprint ? old : loaded
+      })
       const entry = { value, generation, expiresAt: now() + ttlMs }
       definitions.set(teamId, entry)
       value.catch(() => {

@@ -22,6 +22,12 @@ export interface CompileContext {
   limitPlusOne?: boolean
   /** the project's cohorts, for `IN COHORT`: without them, any IN COHORT is an unknown cohort */
   cohorts?: CohortResolver
+  /**
+   * Event properties the events table stores in columns of their own (property name → column), each defined as
+   * the property's JSON expression: `properties.x` then reads the column. Without it, every property is read
+   * from the JSON text.
+   */
+  materializedEventProperties?: Readonly<Record<string, string>>
 }
 
 export interface CompiledQuery {
@@ -161,6 +167,7 @@ export function compileHogQL(query: string, ctx: CompileContext): CompiledQuery 
     tz,
     weekMode: ctx.weekStartDay === 1 ? 3 : 0,
     propertyTypes: ctx.propertyTypes ?? {},
+    materializedEventProperties: ctx.materializedEventProperties,
   })
   const printed = printer.printQuery(printedTree)
   let hogql: string | undefined

@@ -4,6 +4,7 @@ import { castFunction, printBetween, printCompare, printSpecialCall } from './ca
 import { HogQLValidationError } from './errors.js'
 import { checkArity, findFunction, PARAMETRIC_FUNCTION_NAMES, suggestFunction } from './functions.js'
 import { hogqlNumber, windowFrame } from './hogql-printer.js'
+import { jsonPropertySql } from './properties.js'
 import { quoteIdent } from './schema.js'
 import type { Scope } from './scope.js'
 import { callType, type JsonPath, type Out, type Ty, ty, UNKNOWN } from './types.js'
@@ -13,6 +14,8 @@ export interface PrinterOptions {
   tz: string
   weekMode: number
   propertyTypes: { event?: Record<string, string>; person?: Record<string, string>; group?: Record<string, string> }
+  /** event properties stored in columns of their own on the events table: property name → column */
+  materializedEventProperties?: Readonly<Record<string, string>>
 }
 
 const COMPARISON_CALLS: Record<string, ast.CompareOp> = {
@@ -236,11 +239,16 @@ export abstract class ExprPrinter {
   /** Property access on a JSON text column (hogql.md §1.3): JSON null and missing keys are NULL. */
   protected json(path: JsonPath): Out {
     if (!path.keys.length) return { sql: path.base, ty: ty('String'), json: path }
-    const keys = path.keys.map((k) => (typeof k === 'number' ? String(k) : this.param(k)))
-    const raw = `JSONExtractRaw(${path.base}, ${keys.join(', ')})`
-    const sql = `replaceRegexpAll(nullIf(nullIf(${raw}, ''), 'null'), '^"|"$', '')`
-    const out: Out = { sql, ty: ty('String', true), json: path }
     const key = path.keys[0]
+    // A materialized column holds exactly this expression's value (its definition is the same expression).
+    const column = path.keys.length === 1 && typeof key === 'string' ? path.columnOf?.(key) : undefined
+    const sql =
+      column ??
+      jsonPropertySql(
+        path.base,
+        path.keys.map((k) => (typeof k === 'number' ? String(k) : this.param(k))),
+      )
+    const out: Out = { sql, ty: ty('String', true), json: path }
     if (path.keys.length !== 1 || !path.scope || typeof key !== 'string') return out
     const declared = this.opts.propertyTypes[path.scope]?.[key]
     if ((declared === 'Numeric' || declared === 'Duration') && !this.skipNumericCast) {

@@ -8,7 +8,7 @@ import { ExprPrinter, type PrinterOptions } from './expr-printer.js'
 import { hogqlIdent, printHogQL } from './hogql-printer.js'
 import { type FieldDef, type LazyJoinDef, quoteIdent, TABLE_FUNCTIONS, TABLES } from './schema.js'
 import { collectAliases, newScope, type Scope, type Source } from './scope.js'
-import { type Out, type Ty, ty, UNKNOWN } from './types.js'
+import { type JsonPath, type Out, type Ty, ty, UNKNOWN } from './types.js'
 
 // Keywords the printer writes as they are: checked against what the parser can produce, so that no tree,
 // however built, can put other text there.
@@ -382,7 +382,15 @@ export class ClickHousePrinter extends ExprPrinter {
       case 'column': {
         src.needed.add(name)
         const sql = this.columnRef(src, fd.ch)
-        if (fd.json) return this.access(this.json({ base: sql, keys: [], scope: fd.json }), rest, pos)
+        if (fd.json) {
+          const path: JsonPath = { base: sql, keys: [], scope: fd.json }
+          const materialized = this.opts.materializedEventProperties
+          // A wrapped table is read through `SELECT events.*`, which leaves materialized columns out.
+          if (materialized && fd.json === 'event' && src.def?.ch === 'events' && !src.wrapped && !src.lazy) {
+            path.columnOf = (key) => (Object.hasOwn(materialized, key) ? this.columnRef(src, materialized[key]) : undefined)
+          }
+          return this.access(this.json(path), rest, pos)
+        }
         const t: Ty = { t: fd.type, nullable: !!fd.nullable }
         const out = fd.type === 'DateTime' ? { sql: `toTimeZone(${sql}, ${this.opts.tz})`, ty: t } : { sql, ty: t }
         return this.access(out, rest, pos)

@@ -20,6 +20,8 @@ export interface JsonPath {
   base: string
   keys: (string | number)[]
   scope?: 'event' | 'person' | 'group'
+  /** the SQL of the column that stores a top-level property's value, when the table has one */
+  columnOf?: (key: string) => string | undefined
 }
 
 export const UNKNOWN: Ty = { t: 'Unknown', nullable: true }

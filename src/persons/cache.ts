@@ -26,9 +26,12 @@ export function createPersonCache(deps: {
       const person = await deps.persons.getByDistinctId(teamId, distinctId)
       // A change invalidated while this read was under way: the row read may predate it, so keep it out.
       if (asOf !== generation) return person
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
-      entries.set(key, { person, expires: now + ttlMs })
-      return person
+      // An unchanged row keeps its object, so what callers derived from it (parsed properties, reused /flags
+      // answers) stays valid.
+      const kept = hit && sameRow(hit.person, person) ? hit.person : person
+      if (!hit && entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
+      entries.set(key, { person: kept, expires: now + ttlMs })
+      return kept
     },
     invalidate(teamId: number, distinctIds: Iterable<string>) {
       generation++
@@ -36,4 +39,12 @@ export function createPersonCache(deps: {
     },
   }
 }
+function sameRow(a: PersonRow | undefined, b: PersonRow | undefined): boolean {
+  if (a === b) return true
+  if (!a || !b) return false
+  const keys = Object.keys(a) as (keyof PersonRow)[]
+  if (keys.length !== Object.keys(b).length) return false
+  return keys.every((k) => a[k] === b[k] || ((a[k] as unknown) instanceof Date && String(a[k]) === String(b[k])))
+}
+
 export type PersonCache = ReturnType<typeof createPersonCache>

@@ -42,4 +42,19 @@ describe('person cache', () => {
     expect(await cache.getByDistinctId(1, 'd1')).toBeUndefined()
     expect(calls).toBe(4)
   })
+
+  it('keeps the same object when an expired entry is read again unchanged, and takes a changed one', async () => {
+    let current: PersonRow = person('a')
+    const cache = createPersonCache({ persons: { getByDistinctId: async () => ({ ...current }) }, ttlMs: 20 })
+    const first = await cache.getByDistinctId(1, 'd1')
+    await new Promise((r) => setTimeout(r, 30))
+    const reread = await cache.getByDistinctId(1, 'd1')
+    expect(reread).toBe(first)
+
+    current = { ...current, properties: '{"plan":"pro"}', version: 1 }
+    await new Promise((r) => setTimeout(r, 30))
+    const changed = await cache.getByDistinctId(1, 'd1')
+    expect(changed).not.toBe(first)
+    expect(changed?.properties).toBe('{"plan":"pro"}')
+  })
 })
