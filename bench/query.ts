@@ -81,13 +81,17 @@ const trendSql = `SELECT toStartOfDay(timestamp) AS day, count() AS c FROM event
   GROUP BY day ORDER BY day`
 const breakdownHogQL = `SELECT properties.$browser AS browser, count() AS c FROM events
   WHERE timestamp >= now() - INTERVAL 30 DAY GROUP BY browser ORDER BY c DESC`
-const breakdownSql = `SELECT JSONExtractString(properties, '$browser') AS browser, count() AS c FROM events
+// $browser has a materialized column: a developer who knows the table reads it; one who does not parses the JSON.
+const breakdownSql = `SELECT \`mat_$browser\` AS browser, count() AS c FROM events
+  WHERE team_id = {team:Int64} AND timestamp >= now() - INTERVAL 30 DAY GROUP BY browser ORDER BY c DESC LIMIT 100`
+const breakdownJsonSql = `SELECT JSONExtractString(properties, '$browser') AS browser, count() AS c FROM events
   WHERE team_id = {team:Int64} AND timestamp >= now() - INTERVAL 30 DAY GROUP BY browser ORDER BY c DESC LIMIT 100`
 
 const trendApi = await measure(() => viaApi(trendHogQL))
 const trendDirect = await measure(() => direct(trendSql))
 const breakdownApi = await measure(() => viaApi(breakdownHogQL))
 const breakdownDirect = await measure(() => direct(breakdownSql))
+const breakdownJson = await measure(() => direct(breakdownJsonSql))
 
 const ctx = { teamId: team, timezone: 'UTC' }
 for (let i = 0; i < 2000; i++) compileHogQL(breakdownHogQL, ctx)
@@ -106,7 +110,9 @@ printTable(`Query benchmark (${(EVENTS / 1e6).toFixed(0)}M events over 30 days, 
   ['  same hand-written SQL (ms)', trendDirect.toFixed(1)],
   ['  ratio', (trendApi / trendDirect).toFixed(2)],
   ['$browser breakdown via API (ms)', breakdownApi.toFixed(1)],
-  ['  same hand-written SQL (ms)', breakdownDirect.toFixed(1)],
+  ['  same hand-written SQL, materialized column (ms)', breakdownDirect.toFixed(1)],
   ['  ratio', (breakdownApi / breakdownDirect).toFixed(2)],
+  ['  hand-written SQL with JSONExtractString (ms)', breakdownJson.toFixed(1)],
+  ['  ratio', (breakdownApi / breakdownJson).toFixed(2)],
   ['HogQL compile time, typical query (ms)', compileMs.toFixed(3)],
 ])

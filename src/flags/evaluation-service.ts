@@ -127,6 +127,8 @@ interface RequestPlan {
   reusable: boolean
   /** Recent answers under this plan, by request inputs (see evaluate). */
   answers: Map<string, ReusableAnswer>
+  /** Inputs seen once, not yet worth keeping an answer for. */
+  seenOnce: Set<string>
 }
 
 interface ReusableAnswer {
@@ -160,7 +162,15 @@ function requestPlan(definitions: TeamDefinitions, filter: RequestFlagFilter): R
     definitions.staticCohortIds.length === 0 &&
     groupIndexes.size === 0 &&
     !candidates.some((flag) => flag.ensure_experience_continuity)
-  const plan = { excluded, candidates, needsPerson, groupIndexes, reusable, answers: new Map() }
+  const plan = {
+    excluded,
+    candidates,
+    needsPerson,
+    groupIndexes,
+    reusable,
+    answers: new Map(),
+    seenOnce: new Set<string>(),
+  }
   if (definitions.memo.size < MAX_PLANS_PER_TEAM) definitions.memo.set(memoKey, plan)
   return plan
 }
@@ -239,11 +249,16 @@ export function createFlagsEvaluator(deps: {
       const known = plan.answers.get(key)
       if (known && known.person === personOutcome?.properties) return { result: known.result, quotaLimited: false }
       const result = await this.compute(project, definitions, plan, request, clientIp, personOutcome)
-      if (!result.errorsWhileComputingFlags) {
+      // Kept from the second time the same inputs arrive: one-off requests (a new visitor, a changing property)
+      // would otherwise fill the memory with answers never asked for again.
+      if (!result.errorsWhileComputingFlags && (known || plan.seenOnce.has(key))) {
         Object.freeze(result.flags)
         Object.freeze(result)
         if (plan.answers.size >= MAX_ANSWERS_PER_PLAN) plan.answers.delete(plan.answers.keys().next().value as string)
         plan.answers.set(key, { person: personOutcome?.properties, result })
+      } else if (!known) {
+        if (plan.seenOnce.size >= MAX_ANSWERS_PER_PLAN) plan.seenOnce.clear()
+        plan.seenOnce.add(key)
       }
       return { result, quotaLimited: false }
     },

@@ -83,6 +83,27 @@ export function printCompare(op: ast.CompareOp, l: Out, r: Out): Out {
   return { sql: `ifNull(${sql}, 0)`, ty: BOOL }
 }
 
+const FLIPPED: Partial<Record<ast.CompareOp, ast.CompareOp>> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=' }
+
+/**
+ * For `toTimeZone(timestamp, tz) >= X`: the same condition on the bare column, for the engine's index analysis
+ * only (the sort key holds `toDate(timestamp)`, which the engine does not relate to `toTimeZone(timestamp, …)`).
+ * Both compare instants, and `toDateTime64(X, 9, tz)` reads a Date (or any X) in the timezone the comparison
+ * itself uses, so the two conditions hold for the same rows. Only for Date/DateTime values that cannot be NULL.
+ */
+export function timeKeyHint(op: ast.CompareOp, l: Out, r: Out, tz: string): string | undefined {
+  const fn = ORDERING[op]
+  if (!fn) return undefined
+  if (l.instant && !r.instant) return instantHint(fn, l.instant, r, tz)
+  if (r.instant && !l.instant) return instantHint(ORDERING[FLIPPED[op]!]!, r.instant, l, tz)
+  return undefined
+}
+
+function instantHint(fn: string, column: string, other: Out, tz: string): string | undefined {
+  if ((other.ty.t !== 'DateTime' && other.ty.t !== 'Date') || other.ty.nullable) return undefined
+  return `${fn}(${column}, toDateTime64(${other.sql}, 9, ${tz}))`
+}
+
 export function printBetween(e: Out, low: Out, high: Out, negated: boolean): Out {
   let sql = `and(greaterOrEquals(${e.sql}, ${low.sql}), lessOrEquals(${e.sql}, ${high.sql}))`
   if (e.ty.nullable || low.ty.nullable || high.ty.nullable) sql = `ifNull(${sql}, 0)`

@@ -1,6 +1,6 @@
 /** Expression half of the ClickHouse printer: constants become bound parameters, operators become null-safe calls. */
 import type * as ast from './ast.js'
-import { castFunction, printBetween, printCompare, printSpecialCall } from './calls.js'
+import { castFunction, printBetween, printCompare, printSpecialCall, timeKeyHint } from './calls.js'
 import { HogQLValidationError } from './errors.js'
 import { checkArity, findFunction, PARAMETRIC_FUNCTION_NAMES, suggestFunction } from './functions.js'
 import { hogqlNumber, windowFrame } from './hogql-printer.js'
@@ -185,7 +185,9 @@ export abstract class ExprPrinter {
       right = { kind: 'Tuple', exprs: right.exprs, start: right.start }
     }
     const r = this.expr(right, scope)
-    return printCompare(op, l, r)
+    const out = printCompare(op, l, r)
+    const hint = out.ty.constant ? undefined : timeKeyHint(op, l, r, this.opts.tz)
+    return hint ? { ...out, hints: [hint] } : out
   }
 
   private logical(kind: 'And' | 'Or', exprs: ast.Expr[], scope: Scope): Out {
@@ -203,10 +205,13 @@ export abstract class ExprPrinter {
     if (!kept.length) return absorbing ? ZERO : ONE
     if (kept.length === 1) return kept[0]
     const fn = kind === 'And' ? 'and' : 'or'
-    return {
+    const out: Out = {
       sql: `${fn}(${kept.map((k) => k.sql).join(', ')})`,
       ty: { ...BOOL, nullable: kept.some((k) => k.ty.nullable) },
     }
+    // a hint of one conjunct holds for the whole conjunction; one of a disjunct does not
+    if (kind === 'And' && kept.some((k) => k.hints)) out.hints = kept.flatMap((k) => k.hints ?? [])
+    return out
   }
 
   private arrayAccess(e: ast.ArrayAccess, scope: Scope): Out {

@@ -124,7 +124,11 @@ export class ClickHousePrinter extends ExprPrinter {
     if (arrayJoin) parts.push(`${keyword(node.arrayJoinOp, ARRAY_JOIN_OPS, 'ARRAY JOIN')} ${arrayJoin}`)
     if (prewhere) parts.push(`PREWHERE ${prewhere}`)
     const whereParts = [...guards]
-    if (where && where.ty.constant?.value !== 1 && where.ty.constant?.value !== true) whereParts.push(where.sql)
+    if (where && where.ty.constant?.value !== 1 && where.ty.constant?.value !== true) {
+      whereParts.push(where.sql)
+      // read by the index analysis only, never evaluated per row
+      for (const hint of where.hints ?? []) whereParts.push(`indexHint(${hint})`)
+    }
     if (whereParts.length)
       parts.push(`WHERE ${whereParts.length === 1 ? whereParts[0] : `and(${whereParts.join(', ')})`}`)
     if (groupBy) {
@@ -392,7 +396,11 @@ export class ClickHousePrinter extends ExprPrinter {
           return this.access(this.json(path), rest, pos)
         }
         const t: Ty = { t: fd.type, nullable: !!fd.nullable }
-        const out = fd.type === 'DateTime' ? { sql: `toTimeZone(${sql}, ${this.opts.tz})`, ty: t } : { sql, ty: t }
+        let out: Out = { sql, ty: t }
+        if (fd.type === 'DateTime') {
+          out = { sql: `toTimeZone(${sql}, ${this.opts.tz})`, ty: t }
+          if (src.def?.sortKeyTime === fd.ch && src.def.ch && !src.wrapped && !src.lazy) out.instant = sql
+        }
         return this.access(out, rest, pos)
       }
       case 'lazy': {

@@ -34,6 +34,8 @@ export interface TableDef {
   fields: Record<string, FieldDef>
   /** what `*` expands to */
   star: string[]
+  /** a DateTime column whose date is in the table's sort key (comparisons with it get an index hint) */
+  sortKeyTime?: string
   /** lazy tables: SQL of a team-filtered subquery exposing the needed fields under their HogQL names */
   lazySelect?: (needed: Set<string>, team: string, variant?: number) => string
 }
@@ -266,6 +268,7 @@ const events: TableDef = {
   name: 'events',
   ch: 'events',
   fields: eventFields,
+  sortKeyTime: 'timestamp',
   star: [
     'uuid',
     'event',

@@ -13,6 +13,10 @@ export interface Out {
   ty: Ty
   /** set when the expression is a JSON property path that further `.key` / `[i]` accesses extend */
   json?: JsonPath
+  /** for a table's sort-key time column shown in the project's timezone: the bare column, an instant */
+  instant?: string
+  /** conditions that hold wherever this boolean expression holds, written for the engine's index analysis */
+  hints?: string[]
 }
 
 export interface JsonPath {

@@ -11,6 +11,7 @@ import {
   trustedExpr,
 } from '../hogql/index.js'
 import { ValidationError } from '../http/errors.js'
+import { MATERIALIZED_EVENT_PROPERTIES } from '../storage/events/schema.js'
 import type { EventStore } from '../storage/events/types.js'
 import { toQueryError } from './errors.js'
 import { buildEventsQuery, type EventsQueryNode, personDistinctIds, shapeEventsRows } from './events-query.js'
@@ -34,6 +35,8 @@ export interface RunnerDeps {
   /** The project's cohorts, for `IN COHORT` and cohort property filters (loaded only by queries that use them). */
   cohorts?: (teamId: number) => Promise<CohortResolver>
   limits?: { maxExecutionSeconds?: number; maxMemoryBytes?: number }
+  /** Event properties with a column of their own on the events table (default: the event store's schema). */
+  materializedEventProperties?: Readonly<Record<string, string>>
 }
 
 /** One execution of a node: the engine query id, the cancel signal, and the totals for the query log. */
@@ -98,6 +101,7 @@ export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
         placeholders: options.placeholders,
         limit: DEFAULT_RETURNED_ROWS,
         limitPlusOne: options.limitPlusOne ?? false,
+        materializedEventProperties: deps.materializedEventProperties ?? MATERIALIZED_EVENT_PROPERTIES,
       })
     } catch (error) {
       throw toQueryError(error)

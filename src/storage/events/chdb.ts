@@ -107,7 +107,11 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
     const result = await control.queryAsync(`DESCRIBE TABLE ${table.replace(/[^A-Za-z0-9_.]/g, '')}`, {
       format: 'JSONCompact',
     })
-    const actual = (JSON.parse(result.text()) as JsonCompact).data.map((r) => String(r[0])).join(',')
+    // MATERIALIZED and ALIAS columns are computed by the engine and take no part in a positional insert.
+    const actual = (JSON.parse(result.text()) as JsonCompact).data
+      .filter((r) => r[2] !== 'MATERIALIZED' && r[2] !== 'ALIAS')
+      .map((r) => String(r[0]))
+      .join(',')
     if (actual !== wanted) throw new Error(`columns of ${table} are (${actual}), not (${wanted})`)
     checkedOrders.set(table, wanted)
   }
