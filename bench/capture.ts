@@ -25,7 +25,10 @@ async function countEvents(dataDir: string): Promise<number> {
 }
 
 async function throughput() {
-  const server = await startServer()
+  const server = await startServer(
+    {},
+    process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [],
+  )
   const token = server.credentials.project_api_key
   let n = 0
   const body = () =>
@@ -138,6 +141,10 @@ async function singleEventLatency() {
 }
 
 const t = await throughput()
+if (process.env.BENCH_ONLY_THROUGHPUT) {
+  process.stdout.write(`${JSON.stringify(t)}\n`)
+  process.exit(0)
+}
 const ceiling500 = await ceiling(500, 100_000)
 const ceiling10k = await ceiling(10_000, 200_000)
 const single = await singleEventLatency()

@@ -1,3 +1,4 @@
+import path from 'node:path'
 import fastifyCors from '@fastify/cors'
 import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
@@ -21,7 +22,7 @@ import { createFlagService, toFlagDefinition } from './flags/service.js'
 import { createFlagStore } from './flags/store.js'
 import { authPlugin } from './http/auth.js'
 import { installErrorHandling } from './http/error-handler.js'
-import { createCommitter } from './ingest/committer.js'
+import { createCommitter, readingAfterCapture } from './ingest/committer.js'
 import { createGeoIp } from './ingest/geoip.js'
 import { createPersonProcessor } from './ingest/persons.js'
 import { ingestRoutes } from './ingest/routes.js'
@@ -58,8 +59,16 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   const clock = options.clock ?? (() => new Date())
   const meta: MetaDb = openMetaDb(config.databaseUrl)
   await migrateMeta(meta.db, meta.dialect)
-  const events: EventStore = openEventStore(config.clickhouseUrl)
-  await migrateEventStore(events)
+  const eventStore: EventStore = openEventStore(config.clickhouseUrl)
+  await migrateEventStore(eventStore)
+  // Capture acknowledges once its rows are in the capture log; readers in this process see them at once.
+  let logError: (err: unknown, what: string) => void = (err, what) => console.error(`${what} failed`, err)
+  const committer = createCommitter({
+    events: eventStore,
+    walDir: path.join(config.dataDir, 'wal'),
+    onError: (err, what) => logError(err, what),
+  })
+  const events = readingAfterCapture(eventStore, committer)
 
   const stores = {
     projects: createProjectStore(meta.db),
@@ -136,6 +145,8 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     return503OnClosing: true,
   })
+  logError = (err, what) => app.log.error({ err }, `${what} failed`)
+
   installErrorHandling(app)
   /** Every route with its required scope: the API coverage table and the auth-matrix test read it. */
   const routes: { method: string; url: string; scope: string | null | undefined }[] = []
@@ -192,7 +203,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       clock,
       onChanged: (teamId, distinctIds) => personCache.invalidate(teamId, distinctIds),
     }),
-    committer: createCommitter({ events }),
+    committer,
     usage: createUsageStore(meta.db),
     geoip,
     recordDiscoveries: (teamId, items, seenAt) => services.definitions.recordDiscoveries(teamId, items, seenAt),
@@ -225,9 +236,10 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     closed = true
     await app.close()
     await ingest.close()
-    await events.close()
+    await committer.close()
+    await eventStore.close()
     await meta.close()
   }
 
-  return { app, config, meta, events, stores, services, ingest, routes, clock, close }
+  return { app, config, meta, events, eventStore, committer, stores, services, ingest, routes, clock, close }
 }

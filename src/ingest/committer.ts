@@ -1,6 +1,7 @@
 import { escapeTsv } from '../storage/events/params.js'
 import { EVENT_COLUMNS } from '../storage/events/schema.js'
 import type { EventStore } from '../storage/events/types.js'
+import { openWal, type WalRecord, type WalSegment } from './wal.js'
 
 /** One event row for the event store, as JSONEachRow serialises it. */
 export interface EventRow {
@@ -41,22 +42,31 @@ interface Pending {
 }
 
 /**
- * Group commit: requests that arrive while inserts run wait for the next one and share it, so the engine sees
- * a few large inserts instead of many small ones. A few flushes run side by side, since most of an insert's time
- * is the engine's fixed cost per insert, not work. A request's promise settles only after its rows are written,
- * so a 2xx always means stored. Events whose uuid is already stored are skipped (retries are safe); a flush
- * holding a uuid that another running flush writes waits for that one first, so the check sees it.
+ * Group commit through the capture log. Requests that arrive while a flush runs wait for the next one and share
+ * it: their rows are checked for retries (a uuid already stored or already logged is skipped), appended to the
+ * log in one write, and only then acknowledged, so a 2xx means the rows survive a crash. The log is moved into
+ * the event store in large inserts (every `drainDelayMs`, or at once past `drainRows`), and `flushPending()`
+ * moves it at once for readers that must see every acknowledged event. Segments left by a crash are replayed at
+ * start, skipping rows the store already has.
  */
 export function createCommitter(deps: {
   events: EventStore
+  walDir: string
   maxRows?: number
   concurrency?: number
   /** How many recently written uuids to remember, so that only likely retries cost a look-up in the store. */
   recentIds?: number
+  drainRows?: number
+  drainDelayMs?: number
+  onError?: (err: unknown, what: string) => void
 }) {
   const maxRows = deps.maxRows ?? 20_000
   const concurrency = deps.concurrency ?? 1
+  const drainRows = deps.drainRows ?? 10_000
+  const drainDelayMs = deps.drainDelayMs ?? 200
+  const onError = deps.onError ?? (() => undefined)
   const recent = createRecentIds(deps.recentIds ?? 1_000_000)
+  const wal = openWal(deps.walDir)
   // Uuids written shortly before a restart are remembered too (a client may be retrying right now).
   const preload = deps.events
     .query<[number, string]>(
@@ -71,6 +81,15 @@ export function createCommitter(deps: {
   let queuedRows = 0
   const running = new Set<Promise<void>>()
   const inFlight = new Map<string, Promise<void>>()
+  /** Events in the log and not yet in the store (exactly: these are certain duplicates of a retry). */
+  const logged = new Set<string>()
+  /** Ids and rows appended to the open segment. */
+  let segmentIds: string[] = []
+  let segmentRows = 0
+  let draining: Promise<void> | undefined
+  let drainTimer: NodeJS.Timeout | undefined
+  let closed = false
+  const recovery = recover()
 
   function schedule() {
     while (running.size < concurrency && queue.length > 0) {
@@ -111,34 +130,48 @@ export function createCommitter(deps: {
       if (others.size > 0) await Promise.allSettled(others)
       for (const e of events) inFlight.set(idOf(e), mine.promise)
       await preload
-      // Only events whose uuid was written recently (by hash) may be retries: those are checked in the store.
-      const suspects = events.filter((e) => recent.has(idOf(e)))
-      const stored = suspects.length > 0 ? await storedIds(suspects) : []
-      const seen = new Set<string>(stored)
+      await recovery
+      // Logged events are certain duplicates; of the rest, only uuids written recently (by hash) may be retries,
+      // and those are checked in the store.
+      const suspects = events.filter((e) => !logged.has(idOf(e)) && recent.has(idOf(e)))
+      const seen = new Set<string>(suspects.length > 0 ? await storedIds(suspects) : [])
       const fresh: EventRow[] = []
       for (const e of events) {
         const id = idOf(e)
-        if (seen.has(id)) continue
+        if (seen.has(id) || logged.has(id)) continue
         seen.add(id)
         fresh.push(e)
       }
-      // Remembered before writing: if a write fails half-way, the client's retry is checked against the store.
-      for (const e of fresh) recent.add(idOf(e))
-      const writes: Promise<void>[] = []
-      if (persons.length > 0) writes.push(deps.events.insertJsonEachRow('persons', ndjson(persons)))
-      if (distinctIds.length > 0) writes.push(deps.events.insertJsonEachRow('person_distinct_ids', ndjson(distinctIds)))
-      if (groups.length > 0) writes.push(deps.events.insertJsonEachRow('groups', ndjson(groups)))
-      if (fresh.length > 0) writes.push(deps.events.insertTabSeparated('events', EVENT_COLUMNS, eventsTsv(fresh)))
-      // Every write settles before the flush ends, failed or not: a retry's check must see the final state.
-      const outcomes = await Promise.allSettled(writes)
-      const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
-      if (failure) throw failure.reason
+      const records: WalRecord[] = []
+      if (persons.length > 0) records.push(jsonRecord('persons', persons))
+      if (distinctIds.length > 0) records.push(jsonRecord('person_distinct_ids', distinctIds))
+      if (groups.length > 0) records.push(jsonRecord('groups', groups))
+      if (fresh.length > 0) {
+        records.push({ table: 'events', format: 'TabSeparated', payload: Buffer.from(eventsTsv(fresh)) })
+      }
+      const freshIds = fresh.map(idOf)
+      // Remembered before writing: a retry of a half-written append is checked against the store.
+      for (const id of freshIds) {
+        recent.add(id)
+        logged.add(id)
+        segmentIds.push(id)
+      }
+      segmentRows += fresh.length
+      if (records.length > 0) {
+        try {
+          await wal.append(records)
+        } catch (err) {
+          for (const id of freshIds) logged.delete(id)
+          throw err
+        }
+        scheduleDrain()
+      }
       // Each request learns how many of its own events were new.
-      const freshIds = new Set(fresh.map(idOf))
+      const remaining = new Set(freshIds)
       for (const item of items) {
         let inserted = 0
         for (const e of item.batch.events) {
-          if (freshIds.delete(idOf(e))) inserted++
+          if (remaining.delete(idOf(e))) inserted++
         }
         item.resolve({ inserted })
       }
@@ -146,7 +179,7 @@ export function createCommitter(deps: {
       release()
       if (items.length === 1) items[0].reject(err)
       else {
-        // One request's rows must not fail the others that shared the insert: write each on its own.
+        // One request's rows must not fail the others that shared the append: write each on its own.
         for (const item of items) await flush([item])
       }
     } finally {
@@ -156,6 +189,123 @@ export function createCommitter(deps: {
     function release() {
       for (const e of events) if (inFlight.get(idOf(e)) === mine.promise) inFlight.delete(idOf(e))
       mine.resolve()
+    }
+  }
+
+  function scheduleDrain() {
+    if (closed) return
+    if (segmentRows >= drainRows) void drainLog()
+    else drainTimer ??= setTimeout(() => void drainLog(), drainDelayMs)
+  }
+
+  /** Moves the open segment into the store; one drain at a time, each waiting for the one before. */
+  function drainLog(): Promise<void> {
+    if (drainTimer) clearTimeout(drainTimer)
+    drainTimer = undefined
+    const previous = draining ?? Promise.resolve()
+    const ids = segmentIds
+    segmentIds = []
+    segmentRows = 0
+    const run: Promise<void> = previous
+      .then(() => recovery)
+      .then(async () => {
+        const segment = await wal.rotate()
+        if (segment) await insertSegment(segment)
+        for (const id of ids) logged.delete(id)
+      })
+      .finally(() => {
+        if (draining === run) draining = undefined
+      })
+    draining = run
+    return run
+  }
+
+  /**
+   * Inserts a segment's records (by table, in as few inserts as possible) and removes it. A table whose insert
+   * failed is retried alone (the others are in already, and must not be written twice).
+   */
+  async function insertSegment(segment: WalSegment): Promise<void> {
+    let remaining = segment.records
+    for (let attempt = 1; attempt <= 3 && remaining.length > 0; attempt++) {
+      if (attempt > 1) await new Promise((r) => setTimeout(r, 200 * (attempt - 1)))
+      const failed = await insertByTable(remaining)
+      if (failed.error) onError(failed.error, 'moving captured events into the event store')
+      remaining = failed.records
+    }
+    // Record by record, so that one the store refuses cannot hold back the others.
+    const refused: WalRecord[] = []
+    if (remaining.length > 0) {
+      for (const record of remaining) {
+        const failed = await insertByTable([record])
+        if (failed.error) {
+          onError(failed.error, `inserting a logged ${record.table} record`)
+          refused.push(record)
+        }
+      }
+    }
+    if (refused.length === 0) wal.remove(segment)
+    else onError(new Error(`kept refused records in ${wal.quarantine(segment)}`), 'capture log')
+  }
+
+  /** One insert per table; returns the records of the tables whose insert failed. */
+  async function insertByTable(records: WalRecord[]): Promise<{ records: WalRecord[]; error?: unknown }> {
+    const byTable = new Map<string, WalRecord[]>()
+    for (const record of records) {
+      const list = byTable.get(record.table) ?? []
+      list.push(record)
+      byTable.set(record.table, list)
+    }
+    const tables = [...byTable]
+    // Every write settles before the drain goes on, failed or not.
+    const outcomes = await Promise.allSettled(
+      tables.map(([table, list]) => {
+        const payload = Buffer.concat(list.map((r) => r.payload))
+        return list[0].format === 'TabSeparated'
+          ? deps.events.insertTabSeparated(table, EVENT_COLUMNS, payload)
+          : deps.events.insertJsonEachRow(table, payload)
+      }),
+    )
+    const failed: WalRecord[] = []
+    let error: unknown
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === 'rejected') {
+        error ??= outcome.reason
+        failed.push(...tables[i][1])
+      }
+    })
+    return { records: failed, error }
+  }
+
+  /** Replays segments a crash left behind; events the store already has are skipped. */
+  async function recover(): Promise<void> {
+    for (const segment of wal.recover()) {
+      try {
+        const records: WalRecord[] = []
+        for (const record of segment.records) {
+          if (record.table !== 'events') {
+            records.push(record)
+            continue
+          }
+          const lines = record.payload
+            .toString()
+            .split('\n')
+            .filter((line) => line !== '')
+          const rows = lines.map((line) => {
+            const fields = line.split('\t')
+            return { line, uuid: fields[0], team_id: Number(fields[1]), timestamp: fields[6] } as const
+          })
+          const stored = new Set(await storedIds(rows as unknown as EventRow[]))
+          const missing = rows.filter((r) => !stored.has(`${r.team_id}:${r.uuid}`))
+          for (const r of rows) recent.add(`${r.team_id}:${r.uuid}`)
+          if (missing.length > 0) {
+            const payload = Buffer.from(`${missing.map((r) => r.line).join('\n')}\n`)
+            records.push({ table: 'events', format: 'TabSeparated', payload })
+          }
+        }
+        await insertSegment({ file: segment.file, records })
+      } catch (err) {
+        onError(err, `replaying capture log ${segment.file}`)
+      }
     }
   }
 
@@ -187,15 +337,42 @@ export function createCommitter(deps: {
         schedule()
       })
     },
-    /** Resolves once everything queued so far is written. */
+    /** Resolves once every event acknowledged so far is in the event store. */
+    async flushPending(): Promise<void> {
+      await recovery
+      if (segmentRows > 0 || segmentIds.length > 0 || drainTimer) await drainLog()
+      else if (draining) await draining
+    },
+    /** Resolves once everything queued so far is acknowledged and in the event store. */
     async drain() {
       while (running.size > 0 || queue.length > 0) {
         schedule()
         await Promise.allSettled(running)
       }
+      await drainLog()
+    },
+    async close() {
+      await this.drain()
+      closed = true
+      if (drainTimer) clearTimeout(drainTimer)
+      await wal.close()
     },
     get queuedRows() {
       return queuedRows
+    },
+  }
+}
+
+/**
+ * The event store as readers in this process see it: a query first waits until every acknowledged capture is
+ * in the store, so a 2xx is followed by the events in the next query's answer.
+ */
+export function readingAfterCapture(store: EventStore, committer: Pick<Committer, 'flushPending'>): EventStore {
+  return {
+    ...store,
+    async query(sql, options) {
+      await committer.flushPending()
+      return store.query(sql, options)
     },
   }
 }
@@ -243,6 +420,10 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
     resolve = r
   })
   return { promise, resolve }
+}
+
+function jsonRecord(table: string, rows: object[]): WalRecord {
+  return { table, format: 'JSONEachRow', payload: Buffer.from(ndjson(rows)) }
 }
 
 function ndjson(rows: object[]): string {

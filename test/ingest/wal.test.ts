@@ -1,0 +1,95 @@
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openWal, parseSegment } from '../../src/ingest/wal.js'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+
+const dirs: string[] = []
+const tempDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-wal-'))
+  dirs.push(dir)
+  return dir
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe('capture log files', () => {
+  it('gives back what was appended, segment by segment, after a restart', async () => {
+    const dir = tempDir()
+    const wal = openWal(dir)
+    await wal.append([{ table: 'events', format: 'TabSeparated', payload: Buffer.from('a\tb\n') }])
+    await wal.append([{ table: 'persons', format: 'JSONEachRow', payload: Buffer.from('{"x":"é"}\n') }])
+    const first = await wal.rotate()
+    expect(first?.records.map((r) => r.table)).toEqual(['events', 'persons'])
+    await wal.append([{ table: 'events', format: 'TabSeparated', payload: Buffer.from('c\td\n') }])
+    await wal.close()
+
+    const again = openWal(dir).recover()
+    expect(again).toHaveLength(2)
+    expect(again[0].records.map((r) => r.payload.toString())).toEqual(['a\tb\n', '{"x":"é"}\n'])
+    expect(again[1].records.map((r) => r.payload.toString())).toEqual(['c\td\n'])
+  })
+
+  it('drops a record cut short by a crash and anything unreadable after it', () => {
+    const whole = Buffer.from('events\tTabSeparated\t4\na\tb\n')
+    expect(parseSegment(whole)).toHaveLength(1)
+    expect(parseSegment(Buffer.concat([whole, Buffer.from('events\tTabSeparated\t10\nab')]))).toHaveLength(1)
+    expect(parseSegment(Buffer.concat([whole, Buffer.from('events\tTabSep')]))).toHaveLength(1)
+    expect(parseSegment(Buffer.from('not a header\n'))).toHaveLength(0)
+    expect(parseSegment(Buffer.from('events;drop\tTabSeparated\t1\nx'))).toHaveLength(0)
+  })
+})
+
+describe('replay at start', () => {
+  let app: TestApp | undefined
+  afterEach(async () => {
+    await app?.close()
+    app = undefined
+  })
+
+  const line = (team: number, uuid: string, event: string, timestamp: string) =>
+    `${[uuid, team, event, 'replayed-user', '00000000-0000-0000-0000-000000000000', '{}']
+      .concat([timestamp, timestamp, '', '', ''])
+      .concat(['', '', '', '', ''])
+      .join('\t')}\n`
+
+  it('moves rows a crash left in the log into the store, skipping those already stored', async () => {
+    const dataDir = tempDir()
+    app = await startTestApp({ env: { DATA_DIR: dataDir } })
+    const team = app.creds.project_id
+    const stored = crypto.randomUUID()
+    const res = await app.burrow.app.inject({
+      method: 'POST',
+      url: '/e/',
+      payload: { api_key: app.creds.project_api_key, event: 'before crash', distinct_id: 'u', uuid: stored },
+    })
+    expect(res.statusCode).toBe(200)
+    const [[timestamp]] = (
+      await app.burrow.events.query<[string]>('SELECT toString(timestamp) FROM events WHERE uuid = {u:UUID}', {
+        params: { u: stored },
+      })
+    ).rows
+    await app.close()
+    app = undefined
+
+    // What a crash between the log write and the store insert leaves, plus an event the store already has.
+    const missing = crypto.randomUUID()
+    const payload = Buffer.from(
+      line(team, stored, 'before crash', timestamp) + line(team, missing, 'only in the log', timestamp),
+    )
+    fs.writeFileSync(
+      path.join(dataDir, 'wal', '999.wal'),
+      Buffer.concat([Buffer.from(`events\tTabSeparated\t${payload.length}\n`), payload]),
+    )
+    app = await startTestApp({ env: { DATA_DIR: dataDir } })
+    const counts = await app.burrow.events.query<[string, number]>(
+      `SELECT toString(uuid), count() FROM events WHERE uuid IN ({a:UUID}, {b:UUID}) GROUP BY uuid ORDER BY uuid`,
+      { params: { a: stored, b: missing } },
+    )
+    expect(Object.fromEntries(counts.rows)).toEqual({ [stored]: 1, [missing]: 1 })
+    expect(fs.readdirSync(path.join(dataDir, 'wal')).filter((f) => f === '999.wal')).toEqual([])
+  })
+})
