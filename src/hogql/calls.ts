@@ -86,22 +86,47 @@ export function printCompare(op: ast.CompareOp, l: Out, r: Out): Out {
 const FLIPPED: Partial<Record<ast.CompareOp, ast.CompareOp>> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=' }
 
 /**
- * For `toTimeZone(timestamp, tz) >= X`: the same condition on the bare column, for the engine's index analysis
- * only (the sort key holds `toDate(timestamp)`, which the engine does not relate to `toTimeZone(timestamp, …)`).
- * Both compare instants, and `toDateTime64(X, 9, tz)` reads a Date (or any X) in the timezone the comparison
- * itself uses, so the two conditions hold for the same rows. Only for Date/DateTime values that cannot be NULL.
+ * For `toTimeZone(timestamp, tz) >= X` with X the same for every row: a condition on the bare column that the
+ * comparison implies, for the engine's index analysis (the sort key holds `toDate(timestamp)`, which the engine
+ * does not relate to `toTimeZone(timestamp, …)`). Both compare instants; `toDateTime64(X, 6, tz)` reads a Date
+ * (or any X) in the timezone the comparison itself uses, and one microsecond of slack covers rounding X to the
+ * column's precision. Only for Date/DateTime values that cannot be NULL. (An `indexHint(…)` would cost more: the
+ * engine then keeps a WHERE step after PREWHERE and evaluates the conditions twice; this costs next to nothing.)
+ * `column` is the bare column of the left operand; `flipped` when the query wrote it on the right.
  */
-export function timeKeyHint(op: ast.CompareOp, l: Out, r: Out, tz: string): string | undefined {
-  const fn = ORDERING[op]
-  if (!fn) return undefined
-  if (l.instant && !r.instant) return instantHint(fn, l.instant, r, tz)
-  if (r.instant && !l.instant) return instantHint(ORDERING[FLIPPED[op]!]!, r.instant, l, tz)
-  return undefined
+export function timeKeyHint(
+  op: ast.CompareOp,
+  column: string,
+  other: Out,
+  tz: string,
+  flipped = false,
+): string | undefined {
+  const direction = flipped ? FLIPPED[op] : op
+  if (!direction || !ORDERING[direction]) return undefined
+  if ((other.ty.t !== 'DateTime' && other.ty.t !== 'Date') || other.ty.nullable) return undefined
+  const at = `toDateTime64(${other.sql}, 6, ${tz})`
+  return direction === '>' || direction === '>='
+    ? `greaterOrEquals(${column}, minus(${at}, toIntervalMicrosecond(1)))`
+    : `lessOrEquals(${column}, plus(${at}, toIntervalMicrosecond(1)))`
 }
 
-function instantHint(fn: string, column: string, other: Out, tz: string): string | undefined {
-  if ((other.ty.t !== 'DateTime' && other.ty.t !== 'Date') || other.ty.nullable) return undefined
-  return `${fn}(${column}, toDateTime64(${other.sql}, 9, ${tz}))`
+/** Whether an expression has one value for the whole query (no column, alias, subquery or arrayJoin in it). */
+export function isRowIndependent(e: ast.Expr): boolean {
+  switch (e.kind) {
+    case 'Constant':
+      return true
+    case 'ArithmeticOperation':
+      return isRowIndependent(e.left) && isRowIndependent(e.right)
+    case 'Call':
+      return e.name !== 'arrayJoin' && !e.params && !e.distinct && e.args.every(isRowIndependent)
+    case 'Array':
+    case 'Tuple':
+      return e.exprs.every(isRowIndependent)
+    case 'TypeCast':
+      return isRowIndependent(e.expr)
+    default:
+      return false
+  }
 }
 
 export function printBetween(e: Out, low: Out, high: Out, negated: boolean): Out {

@@ -1,6 +1,6 @@
 /** Expression half of the ClickHouse printer: constants become bound parameters, operators become null-safe calls. */
 import type * as ast from './ast.js'
-import { castFunction, printBetween, printCompare, printSpecialCall, timeKeyHint } from './calls.js'
+import { castFunction, isRowIndependent, printBetween, printCompare, printSpecialCall, timeKeyHint } from './calls.js'
 import { HogQLValidationError } from './errors.js'
 import { checkArity, findFunction, PARAMETRIC_FUNCTION_NAMES, suggestFunction } from './functions.js'
 import { hogqlNumber, windowFrame } from './hogql-printer.js'
@@ -186,7 +186,11 @@ export abstract class ExprPrinter {
     }
     const r = this.expr(right, scope)
     const out = printCompare(op, l, r)
-    const hint = out.ty.constant ? undefined : timeKeyHint(op, l, r, this.opts.tz)
+    let hint: string | undefined
+    if (!out.ty.constant && l.instant && isRowIndependent(right)) hint = timeKeyHint(op, l.instant, r, this.opts.tz)
+    else if (!out.ty.constant && r.instant && isRowIndependent(left)) {
+      hint = timeKeyHint(op, r.instant, l, this.opts.tz, true)
+    }
     return hint ? { ...out, hints: [hint] } : out
   }
 

@@ -126,8 +126,8 @@ export class ClickHousePrinter extends ExprPrinter {
     const whereParts = [...guards]
     if (where && where.ty.constant?.value !== 1 && where.ty.constant?.value !== true) {
       whereParts.push(where.sql)
-      // read by the index analysis only, never evaluated per row
-      for (const hint of where.hints ?? []) whereParts.push(`indexHint(${hint})`)
+      // implied by the condition itself: they change no result, and let the engine skip granules by date
+      if (where.hints) whereParts.push(...where.hints)
     }
     if (whereParts.length)
       parts.push(`WHERE ${whereParts.length === 1 ? whereParts[0] : `and(${whereParts.join(', ')})`}`)
@@ -391,7 +391,8 @@ export class ClickHousePrinter extends ExprPrinter {
           const materialized = this.opts.materializedEventProperties
           // A wrapped table is read through `SELECT events.*`, which leaves materialized columns out.
           if (materialized && fd.json === 'event' && src.def?.ch === 'events' && !src.wrapped && !src.lazy) {
-            path.columnOf = (key) => (Object.hasOwn(materialized, key) ? this.columnRef(src, materialized[key]) : undefined)
+            path.columnOf = (key) =>
+              Object.hasOwn(materialized, key) ? this.columnRef(src, materialized[key]) : undefined
           }
           return this.access(this.json(path), rest, pos)
         }

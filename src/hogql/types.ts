@@ -15,7 +15,7 @@ export interface Out {
   json?: JsonPath
   /** for a table's sort-key time column shown in the project's timezone: the bare column, an instant */
   instant?: string
-  /** conditions that hold wherever this boolean expression holds, written for the engine's index analysis */
+  /** conditions this boolean expression implies, on bare sort-key columns, for the engine's index analysis */
   hints?: string[]
 }
 

@@ -56,6 +56,8 @@ export interface TestDb {
   insertGroups(rows: GroupRow[]): Promise<void>
   /** compiles and runs HogQL; rows as JSONCompact arrays */
   hogql(query: string, ctx: CompileContext): Promise<unknown[][]>
+  /** the engine's `EXPLAIN indexes = 1` of compiled SQL */
+  explain(sql: string, params: Record<string, unknown>): Promise<string>
   close(): void
 }
 
@@ -128,6 +130,10 @@ export async function createTestDb(): Promise<TestDb> {
       const compiled = compileHogQL(query, ctx)
       const result = await session.queryBindAsync(compiled.sql, compiled.params, { format: 'JSONCompact' })
       return result.json<{ data: unknown[][] }>().data
+    },
+    async explain(sql, params) {
+      const result = await session.queryBindAsync(`EXPLAIN indexes = 1 ${sql}`, params, { format: 'TSVRaw' })
+      return result.text()
     },
     close() {
       session.close()

@@ -150,3 +150,88 @@ describe('names, columns and timezones', () => {
     )
   })
 })
+
+describe('materialized property columns', () => {
+  const materialized = { materializedEventProperties: { $browser: 'mat_$browser', price: 'mat_price' } }
+
+  it('reads a materialized event property from its column', () => {
+    expect(body("SELECT properties.$browser, properties['$browser'] AS b FROM events", materialized)).toContain(
+      'SELECT events.`mat_$browser` AS `$browser`, events.`mat_$browser` AS b FROM events',
+    )
+  })
+
+  it('keeps declared property types over the column', () => {
+    const sql = body('SELECT properties.price AS price FROM events', {
+      ...materialized,
+      propertyTypes: { event: { price: 'Numeric' } },
+    })
+    expect(sql).toContain("accurateCastOrNull(events.mat_price, 'Float64') AS price")
+  })
+
+  it('reads other properties, nested paths and other scopes from the JSON', () => {
+    const sql = body(
+      'SELECT properties.$os, properties.$browser.version, person.properties.$browser FROM events',
+      materialized,
+    )
+    expect(sql).toContain('JSONExtractRaw(events.properties, {hogql_val_0:String})')
+    expect(sql).toContain('JSONExtractRaw(events.properties, {hogql_val_1:String}, {hogql_val_2:String})')
+    expect(sql).toContain('JSONExtractRaw(events__pdi__person.properties, {hogql_val_1:String})')
+    expect(sql).not.toContain('mat_')
+  })
+
+  it('reads the JSON where the events table is wrapped in a subquery (its columns come from events.*)', () => {
+    const sql = body(
+      'SELECT e.properties.$browser FROM persons p JOIN events e ON e.distinct_id = toString(p.id)',
+      materialized,
+    )
+    expect(sql).toContain('(SELECT e.* FROM events AS e WHERE equals(e.team_id, {hogql_team_id:Int64})) AS e')
+    expect(sql).toContain('JSONExtractRaw(e.properties, {hogql_val_0:String})')
+    expect(sql).not.toContain('mat_')
+  })
+
+  it('reads the JSON without a materialization context (the conformance texts)', () => {
+    expect(body('SELECT properties.$browser FROM events')).toContain(
+      "replaceRegexpAll(nullIf(nullIf(JSONExtractRaw(events.properties, {hogql_val_0:String}), ''), 'null'), '^\"|\"$', '')",
+    )
+  })
+})
+
+describe('time conditions the sort key can use', () => {
+  const ny = { timezone: 'America/New_York' }
+
+  it('adds the implied condition on the bare timestamp column to the WHERE', () => {
+    const sql = body("SELECT count() FROM events WHERE timestamp >= now() - INTERVAL 7 DAY AND event = 'x'", ny)
+    expect(sql).toContain(
+      "greaterOrEquals(toTimeZone(events.timestamp, 'America/New_York'), minus(now64(6, 'America/New_York'), toIntervalDay(7)))",
+    )
+    expect(sql).toContain(
+      "greaterOrEquals(events.timestamp, minus(toDateTime64(minus(now64(6, 'America/New_York'), toIntervalDay(7)), 6, 'America/New_York'), toIntervalMicrosecond(1)))",
+    )
+  })
+
+  it('flips the comparison when the timestamp is on the right, and bounds from above', () => {
+    const sql = body('SELECT count() FROM events WHERE now() > timestamp AND timestamp <= today()')
+    expect(sql).toContain(
+      "lessOrEquals(events.timestamp, plus(toDateTime64(now64(6, 'UTC'), 6, 'UTC'), toIntervalMicrosecond(1)))",
+    )
+    expect(sql).toContain(
+      "lessOrEquals(events.timestamp, plus(toDateTime64(toDate(now64(6, 'UTC')), 6, 'UTC'), toIntervalMicrosecond(1)))",
+    )
+  })
+
+  it('adds nothing for strings, nullable values, disjunctions or a wrapped events table', () => {
+    for (const where of [
+      "timestamp >= '2024-01-01'",
+      'timestamp >= toDateTime(event)',
+      "timestamp >= now() OR event = 'x'",
+      'NOT timestamp >= now()',
+      'timestamp >= toStartOfDay(timestamp)',
+      'timestamp >= created_at',
+    ]) {
+      expect(body(`SELECT count() FROM events WHERE ${where}`)).not.toMatch(/Equals\(events\.timestamp,/)
+    }
+    expect(
+      body('SELECT count() FROM persons p JOIN events e ON e.distinct_id = toString(p.id) WHERE e.timestamp > now()'),
+    ).not.toMatch(/Equals\(e\.timestamp,/)
+  })
+})

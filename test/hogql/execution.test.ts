@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseExpr, trustedExpr } from '../../src/hogql/index.js'
+import { compileHogQL, parseExpr, trustedExpr } from '../../src/hogql/index.js'
 import { createTestDb, type EventRow, type PersonRow, type TestDb } from './chdb-fixture.js'
 
 const R = randomUUID()
@@ -491,5 +491,55 @@ describe('derived tables and lazy joins', () => {
       { team_id: 8, event: 'e', distinct_id: 'anon', timestamp: '2020-01-01 00:00:00', person_id: old },
     ])
     expect(await run('SELECT person_id, person.properties.email FROM events', 8)).toEqual([[merged, 'new@x']])
+  })
+})
+
+describe('time conditions the sort key can use', () => {
+  // one part per event, so that the engine's index analysis decides for each event whether to read it
+  const instants = [
+    '2024-01-01 00:00:00',
+    '2024-01-01 14:30:00', // Tokyo 23:30 on the 1st
+    '2024-01-01 15:30:00', // Tokyo 00:30 on the 2nd
+    '2024-01-02 04:30:00', // New York 23:30 on the 1st
+    '2024-01-02 05:30:00', // New York 00:30 on the 2nd
+    '2024-01-03 00:00:00',
+  ]
+  const TEAM = 9
+  beforeAll(async () => {
+    for (const timestamp of instants)
+      await db.insertEvents([{ team_id: TEAM, event: 'e', distinct_id: 'd', timestamp }])
+  })
+
+  const conditions = [
+    "timestamp >= toStartOfDay(toDateTime('2024-01-02 00:00:00'))",
+    "timestamp > toDateTime('2024-01-01 23:59:59')",
+    "timestamp >= toDate(toDateTime('2024-01-02 12:00:00'))",
+    "timestamp < toDateTime('2024-01-02 00:00:00')",
+    "toDateTime('2024-01-02 00:00:00') <= timestamp",
+    "timestamp <= toStartOfDay(toDateTime('2024-01-02 10:00:00'))",
+  ]
+  const cases = ['UTC', 'Asia/Tokyo', 'America/New_York'].flatMap((tz) => conditions.map((c) => [tz, c] as const))
+
+  it.each(cases)('in %s, %s selects the same events as without the implied condition', async (timezone, cond) => {
+    const hinted = `SELECT count() FROM events WHERE ${cond}`
+    expect(compileHogQL(hinted, { teamId: TEAM, timezone }).sql).toMatch(/Equals\(events\.timestamp, /)
+    // inside OR the printer adds nothing: the engine evaluates the comparison alone
+    const plain = `SELECT count() FROM events WHERE ${cond} OR event = 'never'`
+    expect(compileHogQL(plain, { teamId: TEAM, timezone }).sql).not.toMatch(/Equals\(events\.timestamp, /)
+    const [[expected]] = await run(plain, TEAM, { timezone })
+    expect(await run(hinted, TEAM, { timezone })).toEqual([[expected]])
+  })
+
+  it('lets the engine select granules by date', async () => {
+    const [[all]] = await run('SELECT count() FROM events', TEAM)
+    const compiled = compileHogQL("SELECT count() FROM events WHERE timestamp >= toDateTime('2024-01-02 12:00:00')", {
+      teamId: TEAM,
+      timezone: 'UTC',
+    })
+    const explained = await db.explain(compiled.sql, compiled.params)
+    expect(all).toBe(instants.length)
+    const primaryKey = explained.slice(explained.indexOf('PrimaryKey'))
+    // (small parts merge in the background, so which ones are read is not stable; the condition is)
+    expect(primaryKey).toMatch(/Condition: .*toDate\(timestamp\) in \[19724, \+Inf\)/)
   })
 })

@@ -93,6 +93,29 @@ describe('HogQLQuery', () => {
     expect(body.results).toEqual([[1, '2020-01-01T00:00:00Z']])
   })
 
+  it('reads materialized properties from their columns, with the JSON expression’s values and types', async () => {
+    const body = (
+      await postQuery(
+        t,
+        hogql('select properties.$browser as b, properties.plan as p, count() from events group by b, p order by b, p'),
+      )
+    ).json()
+    expect(body.clickhouse).toContain('events.`mat_$browser` AS b')
+    expect(body.clickhouse).toContain('JSONExtractRaw(events.properties')
+    expect(body.results).toEqual([
+      ['Chrome', null, 2],
+      ['Firefox', null, 1],
+      [null, 'free', 1],
+      [null, "it's paid", 1],
+      [null, null, 1],
+    ])
+    expect(body.types).toEqual([
+      ['b', 'Nullable(String)'],
+      ['p', 'Nullable(String)'],
+      ['count()', 'UInt64'],
+    ])
+  })
+
   it('applies {filters} from the node and filters_override', async () => {
     const query = {
       kind: 'HogQLQuery',

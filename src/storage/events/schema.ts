@@ -16,7 +16,6 @@ const MATERIALIZED_PROPERTIES: readonly { property: string; lowCardinality: bool
   { property: '$os', lowCardinality: true },
   { property: '$device_type', lowCardinality: true },
   { property: '$host', lowCardinality: true },
-  { property: '$referring_domain', lowCardinality: true },
   { property: '$current_url', lowCardinality: false },
   { property: '$pathname', lowCardinality: false },
 ]
