@@ -24,7 +24,7 @@ export async function pacedLoad(options: {
   connections?: number
 }): Promise<PacedResult> {
   const target = new URL(options.url)
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections ?? 64 })
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections ?? 256 })
   const total = Math.round(options.rate * options.durationS)
   const interval = 1000 / options.rate
   const latencies: number[] = []

@@ -59,7 +59,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   const clock = options.clock ?? (() => new Date())
   const meta: MetaDb = openMetaDb(config.databaseUrl)
   await migrateMeta(meta.db, meta.dialect)
-  const eventStore: EventStore = openEventStore(config.clickhouseUrl)
+  const eventStore: EventStore = openEventStore(config.clickhouseUrl, { engineThreadNice: config.engineThreadNice })
   await migrateEventStore(eventStore)
   // Capture acknowledges once its rows are in the capture log; readers in this process see them at once.
   let logError: (err: unknown, what: string) => void = (err, what) => console.error(`${what} failed`, err)

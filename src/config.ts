@@ -14,6 +14,8 @@ export interface Config {
   /** How many X-Forwarded-For hops to trust for the client IP (0: use the socket address). */
   trustedProxies: number
   geoipDbPath: string | undefined
+  /** Nice value for the embedded engine's own threads (0 leaves them alone); request handling runs first. */
+  engineThreadNice: number
 }
 
 export class ConfigError extends Error {}
@@ -72,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl,
     logLevel,
     trustedProxies: integer(env, 'TRUSTED_PROXIES', 0, 0, 32),
+    engineThreadNice: integer(env, 'ENGINE_THREAD_NICE', 10, 0, 19),
     geoipDbPath: env.GEOIP_DB_PATH || undefined,
   }
 }

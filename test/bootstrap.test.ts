@@ -77,6 +77,7 @@ describe('configuration', () => {
       databaseUrl: 'sqlite:/tmp/x/burrow.sqlite',
       clickhouseUrl: 'chdb:/tmp/x/chdb',
       siteUrl: 'http://127.0.0.1:8010',
+      engineThreadNice: 10,
     })
   })
 
@@ -87,6 +88,7 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ SMTP_URL: 'mail.example.com' }, /SMTP_URL must start with/],
     [{ SITE_URL: 'not a url' }, /SITE_URL must be an absolute URL/],
+    [{ ENGINE_THREAD_NICE: '-5' }, /ENGINE_THREAD_NICE must be an integer between 0 and 19/],
   ])('rejects %o with one clear line', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError)
     expect(() => loadConfig(env)).toThrow(message)

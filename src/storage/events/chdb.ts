@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { type ChdbResult, type RawInsertParams, Session } from 'chdb'
 import { quoteString, setParamsStatement } from './params.js'
+import { keepEngineThreadsDeprioritized } from './thread-priority.js'
 import type { EventQueryOptions, EventStore, QueryProgress, QueryResult } from './types.js'
 
 interface JsonCompact {
@@ -50,7 +51,11 @@ function createLock(): () => Promise<() => void> {
  * Embedded ClickHouse. One chDB session runs its queries one after another, so a small pool of sessions on the
  * same data directory lets a slow query and a fast one run side by side; each call goes to the least busy one.
  */
-export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore {
+export function createChdbEventStore(
+  dataDir: string,
+  poolSize = 3,
+  options: { engineThreadNice?: number } = {},
+): EventStore {
   fs.mkdirSync(dataDir, { recursive: true })
   const pool: PooledSession[] = []
   for (let i = 0; i < poolSize; i++) {
@@ -58,6 +63,7 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
   }
   // A dedicated session for control statements (KILL, progress), so they never wait behind a long query.
   const control = new Session(dataDir, { connectionArgs: CONNECTION_ARGS })
+  const stopDeprioritizing = keepEngineThreadsDeprioritized(options.engineThreadNice ?? 0)
   let closed = false
 
   async function run(sql: string, options: EventQueryOptions, format: string): Promise<ChdbResult> {
@@ -217,6 +223,7 @@ export function createChdbEventStore(dataDir: string, poolSize = 3): EventStore 
     },
     async close() {
       closed = true
+      stopDeprioritizing()
       for (const p of pool) p.session.close()
       control.close()
     },

@@ -6,7 +6,9 @@ export { migrateEventStore } from './schema.js'
 export type { EventQueryOptions, EventStore, QueryProgress, QueryResult } from './types.js'
 
 /** Opens the event store named by `url`: `chdb:<dir>` (embedded) or `http(s)://…` (ClickHouse server). */
-export function openEventStore(url: string): EventStore {
-  if (url.startsWith('chdb:')) return createChdbEventStore(url.slice('chdb:'.length))
+export function openEventStore(url: string, options: { engineThreadNice?: number } = {}): EventStore {
+  if (url.startsWith('chdb:')) {
+    return createChdbEventStore(url.slice('chdb:'.length), 3, { engineThreadNice: options.engineThreadNice ?? 0 })
+  }
   return createClickHouseEventStore(url)
 }

@@ -1,0 +1,40 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createChdbEventStore } from '../../src/storage/events/chdb.js'
+import { deprioritizeEngineThreads } from '../../src/storage/events/thread-priority.js'
+
+const threads = () =>
+  fs.readdirSync('/proc/self/task').map((tid) => ({
+    tid: Number(tid),
+    name: fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim(),
+  }))
+
+const niceOf = (tid: number) => {
+  try {
+    return os.getPriority(tid)
+  } catch {
+    return undefined // the thread ended
+  }
+}
+
+describe.runIf(process.platform === 'linux')('engine thread priority', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-nice-'))
+  const store = createChdbEventStore(dir, 1, { engineThreadNice: 7 })
+  afterAll(async () => {
+    await store.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("lowers the engine's threads and leaves Node's own threads (the request thread first) alone", async () => {
+    await store.query('SELECT count() FROM numbers(100000)')
+    deprioritizeEngineThreads(7)
+    const all = threads()
+    const engine = all.filter((t) => t.name !== 'node')
+    expect(engine.length).toBeGreaterThan(0)
+    for (const t of engine) expect([7, undefined]).toContain(niceOf(t.tid))
+    expect(os.getPriority(process.pid)).toBe(0)
+    for (const t of all.filter((x) => x.name === 'node')) expect([0, undefined]).toContain(niceOf(t.tid))
+  })
+})
