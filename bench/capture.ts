@@ -26,10 +26,10 @@ async function countEvents(dataDir: string): Promise<number> {
 }
 
 async function throughput() {
-  const server = await startServer(
-    {},
-    process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [],
-  )
+  const server = await startServer({}, [
+    ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+    ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []),
+  ])
   const token = server.credentials.project_api_key
   let n = 0
   const body = () =>

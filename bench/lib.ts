@@ -18,11 +18,16 @@ export interface Server {
 export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
   const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-bench-'))
   const port = 20_000 + Math.floor(Math.random() * 5000)
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', 'start'], {
-    cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'error', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  // The node flags of `npm start` (package.json), then the caller's.
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=64', ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'start'],
+    {
+      cwd: root,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'error', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   await new Promise<void>((resolve, reject) => {
     let out = ''
     child.stdout?.on('data', (d) => {
