@@ -8,10 +8,10 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import autocannon from 'autocannon'
 import { migrateEventStore, openEventStore } from '../src/storage/events/index.js'
 import { printTable, realisticEvent, startServer } from './lib.js'
 import { pacedLoad } from './paced.js'
+import { FRESH_UUID, maxLoad } from './wrk.js'
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 20)
 const BATCH = 50
@@ -32,30 +32,23 @@ async function throughput() {
   ])
   const token = server.credentials.project_api_key
   let n = 0
-  const body = () =>
-    JSON.stringify({ api_key: token, batch: Array.from({ length: BATCH }, () => realisticEvent(n++, token)) })
-  // Pre-build bodies so that the load generator spends its CPU on sending, not on JSON.
-  const bodies = Array.from({ length: 2000 }, body)
-  let next = 0
-  const result = await autocannon({
+  // Bodies with a fresh-uuid marker in every event: wrk writes a new uuid there in every request (a reused uuid
+  // would be deduplicated, not stored), so the load generator spends its CPU on sending.
+  const bodies = Array.from({ length: 200 }, () =>
+    JSON.stringify({
+      api_key: token,
+      batch: Array.from({ length: BATCH }, () => ({ ...realisticEvent(n++, token), uuid: FRESH_UUID })),
+    }),
+  )
+  const result = await maxLoad({
     url: `${server.url}/batch/`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    durationS: DURATION_S,
     connections: CONNECTIONS,
-    duration: DURATION_S,
-    requests: [
-      {
-        setupRequest: (req) => {
-          // Fresh uuids per request: a reused body would be deduplicated, not stored.
-          let b = bodies[next++ % bodies.length]
-          b = b.replace(/"uuid":"[0-9a-f-]{36}"/g, () => `"uuid":"${crypto.randomUUID()}"`)
-          return { ...req, body: b }
-        },
-      },
-    ],
+    headers: { 'content-type': 'application/json' },
+    bodies,
   })
   await server.stop()
-  const acknowledgedEvents = result['2xx'] * BATCH
+  const acknowledgedEvents = (result.requests - result.non2xx) * BATCH
   const stored = await countEvents(server.dataDir)
   const bytesPerEvent = Buffer.byteLength(JSON.stringify(realisticEvent(1, token)))
   fs.rmSync(server.dataDir, { recursive: true, force: true })
@@ -63,8 +56,9 @@ async function throughput() {
     eventsPerSecond: acknowledgedEvents / DURATION_S,
     acknowledgedEvents,
     stored,
-    errors: result.non2xx + result.errors,
-    p99: result.latency.p99,
+    errors: result.errors,
+    p99: result.p99,
+    tool: result.tool,
     bytesPerEvent,
   }
 }

@@ -3,6 +3,7 @@
  * machine more of the CPU is left to the server under test. Falls back to autocannon when wrk is missing.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -10,6 +11,9 @@ import autocannon from 'autocannon'
 
 export interface MaxResult {
   tool: 'wrk' | 'autocannon'
+  /** Requests answered (any status) and of those the non-2xx ones. */
+  requests: number
+  non2xx: number
   rps: number
   p50: number
   p99: number
@@ -21,17 +25,28 @@ const hasWrk = () => spawnSync('wrk', ['--version']).error === undefined
 type Numbered = { prefix: string; modulo: number; middle: string; suffix: string }
 
 /** Lua for wrk: POSTs the bodies in turn with the given headers. */
+/** Marks a place in a body that gets a fresh UUID in every request (so that stored events are never retries). */
+export const FRESH_UUID = '@@UUID@@'
+
 function script(bodies: string[], headers: Record<string, string>, numbered?: Numbered): string {
   const lua = (s: string) => JSON.stringify(s) // JSON string escapes are valid Lua escapes for this text
   const headerTable = Object.entries(headers)
     .map(([k, v]) => `[${lua(k)}]=${lua(v)}`)
     .join(',')
-  const body = numbered
+  let body = numbered
     ? `${lua(numbered.prefix)} .. (i % ${numbered.modulo}) .. ${lua(numbered.middle)} .. i .. ${lua(numbered.suffix)}`
     : 'bodies[(i % #bodies) + 1]'
+  if (bodies.some((b) => b.includes(FRESH_UUID))) body = `(${body}):gsub(${lua(FRESH_UUID)}, fresh_uuid)`
+  // A per-run random prefix and a counter: unique across requests and runs, in the UUID text format.
+  const run = Math.floor(Math.random() * 0xffffffff)
   return `bodies = {${bodies.map(lua).join(',')}}
 headers = {${headerTable}}
 i = 0
+n = 0
+fresh_uuid = function()
+  n = n + 1
+  return string.format("%08x-%04x-4%03x-8%03x-%012x", ${run}, math.floor(n / 16777216) % 65536, math.floor(n / 4096) % 4096, n % 4096, n)
+end
 request = function()
   i = i + 1
   return wrk.format("POST", nil, headers, ${body})
@@ -60,7 +75,7 @@ export async function maxLoad(options: {
   const bodyOf = (n: number) =>
     numbered
       ? `${numbered.prefix}${n % numbered.modulo}${numbered.middle}${n}${numbered.suffix}`
-      : options.bodies[n % options.bodies.length]
+      : options.bodies[n % options.bodies.length].replaceAll(FRESH_UUID, () => crypto.randomUUID())
   if (!hasWrk()) {
     let next = 0
     const result = await autocannon({
@@ -73,6 +88,8 @@ export async function maxLoad(options: {
     })
     return {
       tool: 'autocannon',
+      requests: result.requests.total,
+      non2xx: result.non2xx,
       rps: result.requests.average,
       p50: result.latency.p50,
       p99: result.latency.p99,
@@ -92,6 +109,8 @@ export async function maxLoad(options: {
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
   return {
     tool: 'wrk',
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
+    non2xx,
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
     p50: millis(
       line(/^\s+50%/)

@@ -112,6 +112,7 @@ export function createCommitter(deps: {
   async function flush(items: Pending[]) {
     const mine = deferred()
     const events: EventRow[] = []
+    let eventIds: string[] = []
     try {
       const persons: object[] = []
       const distinctIds: object[] = []
@@ -122,25 +123,31 @@ export function createCommitter(deps: {
         for (const d of batch.distinctIds) distinctIds.push(d)
         for (const g of batch.groups) groups.push(g)
       }
+      // Each event's identity, computed once (it is looked up several times below).
+      const ids = new Array<string>(events.length)
+      for (let i = 0; i < events.length; i++) ids[i] = idOf(events[i])
+      eventIds = ids
       const others = new Set<Promise<void>>()
-      for (const e of events) {
-        const other = inFlight.get(idOf(e))
+      for (const id of ids) {
+        const other = inFlight.get(id)
         if (other) others.add(other)
       }
       if (others.size > 0) await Promise.allSettled(others)
-      for (const e of events) inFlight.set(idOf(e), mine.promise)
+      for (const id of ids) inFlight.set(id, mine.promise)
       await preload
       await recovery
       // Logged events are certain duplicates; of the rest, only uuids written recently (by hash) may be retries,
       // and those are checked in the store.
-      const suspects = events.filter((e) => !logged.has(idOf(e)) && recent.has(idOf(e)))
+      const suspects = events.filter((_, i) => !logged.has(ids[i]) && recent.has(ids[i]))
       const seen = new Set<string>(suspects.length > 0 ? await storedIds(suspects) : [])
       const fresh: EventRow[] = []
-      for (const e of events) {
-        const id = idOf(e)
+      const freshIds: string[] = []
+      for (let i = 0; i < events.length; i++) {
+        const id = ids[i]
         if (seen.has(id) || logged.has(id)) continue
         seen.add(id)
-        fresh.push(e)
+        fresh.push(events[i])
+        freshIds.push(id)
       }
       const records: WalRecord[] = []
       if (persons.length > 0) records.push(jsonRecord('persons', persons))
@@ -149,7 +156,6 @@ export function createCommitter(deps: {
       if (fresh.length > 0) {
         records.push({ table: 'events', format: 'TabSeparated', payload: Buffer.from(eventsTsv(fresh)) })
       }
-      const freshIds = fresh.map(idOf)
       // Remembered before writing: a retry of a half-written append is checked against the store.
       for (const id of freshIds) {
         recent.add(id)
@@ -166,12 +172,13 @@ export function createCommitter(deps: {
         }
         scheduleDrain()
       }
-      // Each request learns how many of its own events were new.
+      // Each request learns how many of its own events were new (its events are consecutive in `ids`).
       const remaining = new Set(freshIds)
+      let at = 0
       for (const item of items) {
         let inserted = 0
-        for (const e of item.batch.events) {
-          if (remaining.delete(idOf(e))) inserted++
+        for (let k = 0; k < item.batch.events.length; k++) {
+          if (remaining.delete(ids[at++])) inserted++
         }
         item.resolve({ inserted })
       }
@@ -187,7 +194,7 @@ export function createCommitter(deps: {
     }
 
     function release() {
-      for (const e of events) if (inFlight.get(idOf(e)) === mine.promise) inFlight.delete(idOf(e))
+      for (const id of eventIds) if (inFlight.get(id) === mine.promise) inFlight.delete(id)
       mine.resolve()
     }
   }
