@@ -20,8 +20,21 @@ pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10))
 export function openMetaDb(url: string): MetaDb {
   if (url.startsWith('postgres')) {
     const pool = new pg.Pool({ connectionString: url, max: 10 })
+    // An idle connection the server ends (a restart, a terminated backend) is reported on the pool, which drops
+    // it and connects anew on demand; unheard, the report would end the process. Quiet once closing.
+    let closing = false
+    pool.on('error', (err) => {
+      if (!closing) console.error(`burrow: an idle PostgreSQL connection failed: ${err.message}`)
+    })
     const db = new Kysely<MetaDatabase>({ dialect: new PostgresDialect({ pool }) })
-    return { db, dialect: 'postgres', close: () => db.destroy() }
+    return {
+      db,
+      dialect: 'postgres',
+      close: () => {
+        closing = true
+        return db.destroy()
+      },
+    }
   }
   const file = url.slice('sqlite:'.length)
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true })
