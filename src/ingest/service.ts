@@ -111,7 +111,7 @@ export function createIngestService(deps: {
     return entry
   }
 
-  function queueBackground(project: ProjectRow, events: NormalizedEvent[], historical: boolean, inserted: number) {
+  function countUsage(project: ProjectRow, historical: boolean, inserted: number) {
     if (inserted > 0) {
       const month = deps.clock().toISOString().slice(0, 7)
       const key = `${project.organization_id}|${month}`
@@ -120,6 +120,9 @@ export function createIngestService(deps: {
       else usage.billable += inserted
       pendingUsage.set(key, usage)
     }
+  }
+
+  function queueDiscovery(project: ProjectRow, events: NormalizedEvent[]) {
     if (!deps.recordDiscoveries) return
     let list = pendingDiscoveries.get(project.id)
     if (!list) {
@@ -237,6 +240,22 @@ export function createIngestService(deps: {
 
       for (const ev of events) enrichWithGeo(ev)
       const processed = await deps.persons.process(project.id, events)
+      // Learned before the insert: the parsed events are not kept alive while the request waits for its group
+      // commit (a shape learned from a request that then fails is learned again from its retry).
+      queueDiscovery(project, events)
+      const { mirror } = processed
+      // What to write to the event store again should the insert fail: the metadata store has the changes.
+      const remirror =
+        mirror.persons.length + mirror.distinctIds.length + mirror.groups.length > 0
+          ? {
+              teamId: project.id,
+              distinctIds: [...new Set(events.filter((e) => e.processPerson).map((e) => e.distinctId))],
+              groups: (mirror.groups as { group_type_index: number; group_key: string }[]).map((g) => ({
+                index: g.group_type_index,
+                key: g.group_key,
+              })),
+            }
+          : undefined
       const createdAt = chTime(now)
       const rows: EventRow[] = events.map((ev, i) => {
         const groups = processed.groupColumns[i]
@@ -259,25 +278,15 @@ export function createIngestService(deps: {
           $group_4: groups[4],
         }
       })
+      const historical = input.historicalMigration
       let result: CommitResult
       try {
-        result = await deps.committer.commit({ events: rows, ...processed.mirror })
+        result = await deps.committer.commit({ events: rows, ...mirror })
       } catch (err) {
-        // The metadata store has the batch's person changes; the event store may have missed them.
-        const { mirror } = processed
-        if (mirror.persons.length + mirror.distinctIds.length + mirror.groups.length > 0) {
-          pendingRemirror.push({
-            teamId: project.id,
-            distinctIds: [...new Set(events.filter((e) => e.processPerson).map((e) => e.distinctId))],
-            groups: (mirror.groups as { group_type_index: number; group_key: string }[]).map((g) => ({
-              index: g.group_type_index,
-              key: g.group_key,
-            })),
-          })
-        }
+        if (remirror) pendingRemirror.push(remirror)
         throw err
       }
-      queueBackground(project, events, input.historicalMigration, result.inserted)
+      countUsage(project, historical, result.inserted)
       return result
     },
 
