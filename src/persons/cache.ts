@@ -28,10 +28,14 @@ export function createPersonCache(deps: {
       if (asOf !== generation) return person
       // An unchanged row keeps its object, so what callers derived from it (parsed properties, reused /flags
       // answers) stays valid.
-      const kept = hit && sameRow(hit.person, person) ? hit.person : person
+      if (hit && entries.get(key) === hit && sameRow(hit.person, person)) {
+        // Renewed in place: no new objects for the cache's long-lived map on every refresh.
+        hit.expires = now + ttlMs
+        return hit.person
+      }
       if (!hit && entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
-      entries.set(key, { person: kept, expires: now + ttlMs })
-      return kept
+      entries.set(key, { person, expires: now + ttlMs })
+      return person
     },
     invalidate(teamId: number, distinctIds: Iterable<string>) {
       generation++
