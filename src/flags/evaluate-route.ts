@@ -4,12 +4,13 @@
 import crypto from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, ValidationError } from '../http/errors.js'
+import { sendJsonParts } from '../http/send-parts.js'
 import { DecodeError, decodeCaptureBody } from '../ingest/decode.js'
 import { clientIp, type TrustedProxies } from '../ingest/geoip.js'
 import type { DefinitionsCache } from './cache.js'
 import { type FlagsEvaluator, FlagsRequestError, readFlagsRequest } from './evaluation-service.js'
 import { buildRemoteConfig } from './remote-config.js'
-import { projectResponse, selectResponseShape, serializeFlagsV2 } from './response.js'
+import { projectResponse, selectResponseShape, serializeFlagsV2Parts } from './response.js'
 
 type Query = Record<string, string | undefined>
 
@@ -107,7 +108,7 @@ export function flagsEndpointRoutes(deps: {
       ...(withConfig ? { config: buildRemoteConfig(project, definitions) } : {}),
     }
     if (shape === 'flags_v2') {
-      return reply.type('application/json; charset=utf-8').send(serializeFlagsV2(outcome.result, responseMeta))
+      return sendJsonParts(reply, serializeFlagsV2Parts(outcome.result, responseMeta))
     }
     return reply.send(projectResponse(shape, outcome.result, responseMeta))
   }

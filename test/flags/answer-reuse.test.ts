@@ -122,3 +122,22 @@ describe('answer reuse on /flags', () => {
     expect(valuesOf(await flagsOf(body))['enterprise-companies']).toBe(true)
   })
 })
+
+describe('the v2 answer on the wire', () => {
+  it('carries the CORS headers, its JSON type and the exact length, reused or not', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await postFlags(
+        t,
+        { distinct_id: 'wire', person_properties: { plan: 'pro' } },
+        {
+          headers: { origin: 'https://app.example.com' },
+        },
+      )
+      expect(res.statusCode).toBe(200)
+      expect(res.headers['access-control-allow-origin']).toBeDefined()
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length)
+      expect(valuesOf(res.json())['pro-only']).toBe(true)
+    }
+  })
+})
