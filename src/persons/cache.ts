@@ -15,6 +15,9 @@ export function createPersonCache(deps: {
   const entries = new Map<string, { person: PersonRow | undefined; expires: number }>()
   const keyOf = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`
   let generation = 0
+  // Entries read together (a burst of new visitors, a warm-up) would all expire together and be read again in
+  // one burst: each lives between 75% and 125% of the time limit instead.
+  const expiry = () => ttlMs * (0.75 + Math.random() / 2)
 
   return {
     async getByDistinctId(teamId: number, distinctId: string): Promise<PersonRow | undefined> {
@@ -30,11 +33,11 @@ export function createPersonCache(deps: {
       // answers) stays valid.
       if (hit && entries.get(key) === hit && sameRow(hit.person, person)) {
         // Renewed in place: no new objects for the cache's long-lived map on every refresh.
-        hit.expires = now + ttlMs
+        hit.expires = now + expiry()
         return hit.person
       }
       if (!hit && entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
-      entries.set(key, { person, expires: now + ttlMs })
+      entries.set(key, { person, expires: now + expiry() })
       return person
     },
     invalidate(teamId: number, distinctIds: Iterable<string>) {

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely'
 import type { GroupTable, MetaDatabase, PersonTable } from '../storage/meta/schema.js'
 
 export type PersonRow = Selectable<PersonTable>
@@ -7,14 +7,26 @@ type Db = Kysely<MetaDatabase> | Transaction<MetaDatabase>
 
 /** Persons, distinct ids, groups and group types: the source of truth for person and group properties. */
 export function createPersonStore(db: Kysely<MetaDatabase>) {
-  const personFor = (tx: Db, teamId: number, distinctId: string) =>
-    tx
-      .selectFrom('person_distinct_ids')
-      .innerJoin('persons', 'persons.id', 'person_distinct_ids.person_id')
-      .selectAll('persons')
-      .where('person_distinct_ids.team_id', '=', teamId)
-      .where('person_distinct_ids.distinct_id', '=', distinctId)
-      .executeTakeFirst()
+  // The hottest read (a /flags request's person, each captured event's person): its SQL is built once, not
+  // compiled from the query builder on every call. The sentinels check where its two parameters go.
+  const template = db
+    .selectFrom('person_distinct_ids')
+    .innerJoin('persons', 'persons.id', 'person_distinct_ids.person_id')
+    .selectAll('persons')
+    .where('person_distinct_ids.team_id', '=', -7)
+    .where('person_distinct_ids.distinct_id', '=', '\u0000sentinel')
+    .compile()
+  if (
+    template.parameters.length !== 2 ||
+    template.parameters[0] !== -7 ||
+    template.parameters[1] !== '\u0000sentinel'
+  ) {
+    throw new Error('person look-up: unexpected parameter order')
+  }
+  const personFor = async (tx: Db, teamId: number, distinctId: string): Promise<PersonRow | undefined> => {
+    const result = await tx.executeQuery<PersonRow>(CompiledQuery.raw(template.sql, [teamId, distinctId]))
+    return result.rows[0]
+  }
 
   return {
     db,
