@@ -89,6 +89,7 @@ export function createCommitter(deps: {
   let draining: Promise<void> | undefined
   let drainTimer: NodeJS.Timeout | undefined
   let closed = false
+  let closing = false
   const recovery = recover()
 
   function schedule() {
@@ -233,25 +234,37 @@ export function createCommitter(deps: {
    */
   async function insertSegment(segment: WalSegment): Promise<void> {
     let remaining = segment.records
-    for (let attempt = 1; attempt <= 3 && remaining.length > 0; attempt++) {
-      if (attempt > 1) await new Promise((r) => setTimeout(r, 200 * (attempt - 1)))
+    let refusals = 0
+    let unreachable = 0
+    while (remaining.length > 0) {
       const failed = await insertByTable(remaining)
-      if (failed.error) onError(failed.error, 'moving captured events into the event store')
       remaining = failed.records
+      if (remaining.length === 0) break
+      onError(failed.error, 'moving captured events into the event store')
+      // An engine that does not answer (a restart, a network cut) is waited for, however long: the log keeps
+      // everything, later segments queue behind this one, and capture goes on acknowledging.
+      if (!(await deps.events.ping())) {
+        // Shutting down: the segment stays on disk and is replayed at the next start.
+        if (closing) return
+        await new Promise((r) => setTimeout(r, Math.min(5_000, 200 * 2 ** Math.min(unreachable++, 5))))
+        continue
+      }
+      if (++refusals >= 3) break
+      await new Promise((r) => setTimeout(r, 200 * refusals))
     }
-    // Record by record, so that one the store refuses cannot hold back the others.
+    // The engine answers but refuses: record by record, so that one it refuses cannot hold back the others.
     const refused: WalRecord[] = []
-    if (remaining.length > 0) {
-      for (const record of remaining) {
-        const failed = await insertByTable([record])
-        if (failed.error) {
-          onError(failed.error, `inserting a logged ${record.table} record`)
-          refused.push(record)
-        }
+    for (const record of remaining) {
+      const failed = await insertByTable([record])
+      if (failed.error) {
+        onError(failed.error, `inserting a logged ${record.table} record`)
+        refused.push(record)
       }
     }
-    if (refused.length === 0) wal.remove(segment)
-    else onError(new Error(`kept refused records in ${wal.quarantine(segment)}`), 'capture log')
+    if (refused.length > 0) {
+      onError(new Error(`kept ${refused.length} refused records in ${wal.quarantine(segment, refused)}`), 'capture log')
+    }
+    wal.remove(segment)
   }
 
   /** One insert per table; returns the records of the tables whose insert failed. */
@@ -359,6 +372,7 @@ export function createCommitter(deps: {
       await drainLog()
     },
     async close() {
+      closing = true
       await this.drain()
       closed = true
       if (drainTimer) clearTimeout(drainTimer)
@@ -374,11 +388,21 @@ export function createCommitter(deps: {
  * The event store as readers in this process see it: a query first waits until every acknowledged capture is
  * in the store, so a 2xx is followed by the events in the next query's answer.
  */
-export function readingAfterCapture(store: EventStore, committer: Pick<Committer, 'flushPending'>): EventStore {
+export function readingAfterCapture(
+  store: EventStore,
+  committer: Pick<Committer, 'flushPending'>,
+  maxWaitMs = 10_000,
+): EventStore {
   return {
     ...store,
     async query(sql, options) {
-      await committer.flushPending()
+      // Bounded: with the engine unreachable the log waits for it, and the query would only fail after it.
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<void>((r) => {
+        timer = setTimeout(r, maxWaitMs)
+      })
+      await Promise.race([committer.flushPending(), timeout])
+      clearTimeout(timer)
       return store.query(sql, options)
     },
   }

@@ -104,10 +104,12 @@ export function openWal(dir: string) {
       fs.rmSync(segment.file, { force: true })
     },
 
-    /** Moves a segment the store refused aside, so that it neither blocks the log nor gets lost. */
-    quarantine(segment: WalSegment): string {
+    /** Keeps records the store refused beside the log (`<segment>.rejected`, same framing, never replayed). */
+    quarantine(segment: WalSegment, records: WalRecord[]): string {
       const target = `${segment.file}.rejected`
-      fs.renameSync(segment.file, target)
+      const parts: Buffer[] = []
+      for (const record of records) parts.push(frame(record), record.payload)
+      fs.writeFileSync(target, Buffer.concat(parts))
       return target
     },
 

@@ -93,3 +93,40 @@ describe('replay at start', () => {
     expect(fs.readdirSync(path.join(dataDir, 'wal')).filter((f) => f === '999.wal')).toEqual([])
   })
 })
+
+describe('an event store that stops answering', () => {
+  let app: TestApp | undefined
+  afterEach(async () => {
+    await app?.close()
+    app = undefined
+  })
+
+  it('is waited for: acknowledged events arrive once it is back, none set aside', async () => {
+    const dataDir = tempDir()
+    app = await startTestApp({ env: { DATA_DIR: dataDir } })
+    const store = app.burrow.eventStore
+    const insert = store.insertTabSeparated.bind(store)
+    const ping = store.ping.bind(store)
+    let down = true
+    store.insertTabSeparated = async (...args) => {
+      if (down) throw new Error('connection refused')
+      return insert(...args)
+    }
+    store.ping = async () => !down && ping()
+    const uuid = crypto.randomUUID()
+    const res = await app.burrow.app.inject({
+      method: 'POST',
+      url: '/e/',
+      payload: { api_key: app.creds.project_api_key, event: 'while down', distinct_id: 'u', uuid },
+    })
+    expect(res.statusCode).toBe(200)
+    // Longer than the retries for a refusing store would take, with the segment still waiting.
+    await new Promise((r) => setTimeout(r, 1_500))
+    down = false
+    const counts = await app.burrow.events.query<[number]>('SELECT count() FROM events WHERE uuid = {u:UUID}', {
+      params: { u: uuid },
+    })
+    expect(counts.rows[0][0]).toBe(1)
+    expect(fs.readdirSync(path.join(dataDir, 'wal')).filter((f) => f.endsWith('.rejected'))).toEqual([])
+  })
+})
