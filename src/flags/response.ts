@@ -80,18 +80,11 @@ export function toFlagsV2Response(result: FlagSetEvaluation, meta: ResponseMeta)
 }
 
 /**
- * The v2 body as UTF-8 JSON bytes, written directly: the same text as JSON.stringify(toFlagsV2Response(…))
- * without building the intermediate objects (the hot path of /flags; a 50-flag answer is ~12 KB). Each flag's
- * bytes are kept with its shared outcome (see the matcher), so a request mostly copies bytes it already has.
- */
-export function serializeFlagsV2(result: FlagSetEvaluation, meta: ResponseMeta): Buffer {
-  return Buffer.concat(serializeFlagsV2Parts(result, meta))
-}
-
-/**
- * The same bytes in three runs: head, the flags section (kept with a reused answer) and tail, so that a caller
- * can write them without joining them into a new 12 KB buffer per request. Those buffers are memory outside the
- * JavaScript heap, and thousands a second of them made the garbage collector run full collections twice a second.
+ * The v2 body as UTF-8 JSON bytes — the same text as JSON.stringify(toFlagsV2Response(…)) without building the
+ * intermediate objects (a 50-flag answer is ~12 KB) — in three runs: head, the flags section (kept with a reused
+ * answer; each flag's bytes are kept with its shared outcome) and tail. The caller writes them without joining
+ * them: a new 12 KB buffer per request is memory outside the JavaScript heap, and thousands a second of them made
+ * the garbage collector run full collections twice a second.
  */
 export function serializeFlagsV2Parts(result: FlagSetEvaluation, meta: ResponseMeta): [Buffer, Buffer, Buffer] {
   let head = '{'

@@ -312,9 +312,9 @@ export function createCommitter(deps: {
             .filter((line) => line !== '')
           const rows = lines.map((line) => {
             const fields = line.split('\t')
-            return { line, uuid: fields[0], team_id: Number(fields[1]), timestamp: fields[6] } as const
+            return { line, uuid: fields[0], team_id: Number(fields[1]), timestamp: fields[6] }
           })
-          const stored = new Set(await storedIds(rows as unknown as EventRow[]))
+          const stored = new Set(await storedIds(rows))
           const missing = rows.filter((r) => !stored.has(`${r.team_id}:${r.uuid}`))
           for (const r of rows) recent.add(`${r.team_id}:${r.uuid}`)
           if (missing.length > 0) {
@@ -330,7 +330,7 @@ export function createCommitter(deps: {
   }
 
   /** Which of these events (project and uuid) the store already holds, looking only at the days they cover. */
-  async function storedIds(events: EventRow[]): Promise<string[]> {
+  async function storedIds(events: readonly Pick<EventRow, 'team_id' | 'uuid' | 'timestamp'>[]): Promise<string[]> {
     if (events.length === 0) return []
     const teams = [...new Set(events.map((e) => e.team_id))]
     let min = events[0].timestamp

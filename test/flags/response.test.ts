@@ -5,7 +5,7 @@ import {
   projectResponse,
   type ResponseShape,
   selectResponseShape,
-  serializeFlagsV2,
+  serializeFlagsV2Parts,
   toFlagsV2Response,
 } from '../../src/flags/response.js'
 import type { FlagEvaluation, FlagSetEvaluation } from '../../src/flags/types.js'
@@ -111,7 +111,9 @@ describe('direct v2 serialisation', () => {
       { ...meta, quotaLimited: ['feature_flags'] },
       { ...meta, config: { config: { enable_collect_everything: true }, supportedCompression: ['gzip', 'lz64'] } },
     ]) {
-      expect(serializeFlagsV2(result, m).toString()).toBe(JSON.stringify(toFlagsV2Response(result, m)))
+      expect(Buffer.concat(serializeFlagsV2Parts(result, m)).toString()).toBe(
+        JSON.stringify(toFlagsV2Response(result, m)),
+      )
     }
   })
 
@@ -126,6 +128,8 @@ describe('direct v2 serialisation', () => {
       metadata: { id: 3, version: 4, has_experiment: false },
     }
     const result = { flags: { [evaluation.key]: evaluation }, errorsWhileComputingFlags: true }
-    expect(serializeFlagsV2(result, meta).toString()).toBe(JSON.stringify(toFlagsV2Response(result, meta)))
+    expect(Buffer.concat(serializeFlagsV2Parts(result, meta)).toString()).toBe(
+      JSON.stringify(toFlagsV2Response(result, meta)),
+    )
   })
 })
