@@ -3,6 +3,7 @@ import { AuthenticationError, QuotaExceeded, ValidationError } from '../http/err
 import type { OrganizationStore } from '../organizations/store.js'
 import type { ProjectRow, ProjectStore } from '../projects/store.js'
 import type { CommitResult, Committer, EventRow } from './committer.js'
+import { createShapeMemory } from './event-shapes.js'
 import type { GeoIp } from './geoip.js'
 import { CaptureValidationError, isHistoricallyValid, type NormalizedEvent, normalizeEvent } from './normalize.js'
 import type { PersonProcessor } from './persons.js'
@@ -51,8 +52,8 @@ export function createIngestService(deps: {
   const pendingUsage = new Map<string, { billable: number; historical: number; month: string }>()
   /** Persons and groups whose event-store copy may be missing after a failed insert, to write again. */
   const pendingRemirror: { teamId: number; distinctIds: string[]; groups: { index: number; key: string }[] }[] = []
-  /** Per project: event shapes (name, property keys and value kinds) already handed to discovery, by hour. */
-  const shapes = new Map<number, Map<string, number>>()
+  /** Event shapes already handed to discovery this hour (most events repeat one). */
+  const shapes = createShapeMemory()
   let backgroundRun: Promise<void> | undefined
   const timer = setInterval(() => void runBackground(), BACKGROUND_INTERVAL_MS)
   timer.unref()
@@ -132,19 +133,10 @@ export function createIngestService(deps: {
     const now = deps.clock().getTime()
     const nowSeconds = Math.floor(now / 1000)
     const hour = Math.floor(now / 3_600_000)
-    let seen = shapes.get(project.id)
-    if (!seen) {
-      seen = new Map()
-      shapes.set(project.id, seen)
-    }
     for (const ev of events) {
-      // Most events repeat a shape already learned this hour: skip the per-property typing for those.
-      const shape = shapeOf(ev)
-      if (seen.get(shape) === hour) continue
+      if (!shapes.isNew(project.id, ev, hour)) continue
       const found = extractDefinitions(ev, nowSeconds)
       if (found) list.push({ ...found, groupProperties: found.groupProperties as never })
-      if (seen.size >= 20_000) seen.clear()
-      seen.set(shape, hour)
     }
   }
 
@@ -303,59 +295,6 @@ export function createIngestService(deps: {
       await runBackground()
     },
   }
-}
-
-/**
- * A hash of an event's name with each property key and the kind of its value: equal shapes teach the same
- * definitions. Two independent 32-bit FNV-style hashes, so that distinct shapes practically never collide.
- */
-function shapeOf(ev: NormalizedEvent): string {
-  shapeA = 0x811c9dc5
-  shapeB = 0x01000193
-  mixShape(ev.event)
-  mixShapeOf(ev.properties)
-  mixShapeOf(ev.setProps)
-  mixShapeOf(ev.setOnceProps)
-  const groupSet = ev.properties.$group_set
-  if (typeof groupSet === 'object' && groupSet !== null) {
-    mixShape(String(ev.properties.$group_type))
-    mixShapeOf(groupSet as Record<string, unknown>)
-  }
-  return `${ev.event.length}:${(shapeA >>> 0).toString(36)}:${(shapeB >>> 0).toString(36)}`
-}
-
-// The running hash of shapeOf (module state: no closures or allocations per event on the capture path).
-let shapeA = 0
-let shapeB = 0
-
-function mixShape(text: string): void {
-  let a = shapeA
-  let b = shapeB
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    a = Math.imul(a ^ c, 0x01000193)
-    b = Math.imul(b ^ c, 0x5bd1e995)
-  }
-  shapeA = Math.imul(a ^ 0xff, 0x01000193)
-  shapeB = Math.imul(b ^ 0xff, 0x5bd1e995)
-}
-
-function mixShapeOf(props: Record<string, unknown>): void {
-  const keys = Object.keys(props)
-  for (let i = 0; i < keys.length; i++) {
-    mixShape(keys[i])
-    mixShape(kindOf(props[keys[i]]))
-  }
-  mixShape('|')
-}
-
-function kindOf(value: unknown): string {
-  if (value === null) return 'n'
-  if (typeof value !== 'string') return typeof value
-  // Strings that look like dates or booleans infer other types than plain strings.
-  if (value.length >= 8 && value.length <= 40 && /^\d{2,4}[-/]/.test(value)) return 'd'
-  if (value.length <= 6 && /^\s*(true|false)\s*$/i.test(value)) return 'b'
-  return 's'
 }
 
 function batchAttr(index: number, attr: string | null): string {
