@@ -45,6 +45,19 @@ export function parseSegment(bytes: Buffer): WalRecord[] {
   return records
 }
 
+/** Writes the parts in order without joining them first (a write may take only some of them). */
+async function writeAll(handle: fs.promises.FileHandle, parts: Buffer[]): Promise<void> {
+  let rest = parts
+  while (rest.length > 0) {
+    let { bytesWritten } = await handle.writev(rest)
+    if (bytesWritten === 0) throw new Error('capture log: the file takes no more bytes')
+    let i = 0
+    while (i < rest.length && bytesWritten >= rest[i].length) bytesWritten -= rest[i++].length
+    rest = rest.slice(i)
+    if (bytesWritten > 0) rest[0] = rest[0].subarray(bytesWritten)
+  }
+}
+
 export function openWal(dir: string) {
   fs.mkdirSync(dir, { recursive: true })
   const leftover = fs
@@ -80,7 +93,7 @@ export function openWal(dir: string) {
         const target = await segment()
         const parts: Buffer[] = []
         for (const record of records) parts.push(frame(record), record.payload)
-        await (target.handle as fs.promises.FileHandle).write(Buffer.concat(parts))
+        await writeAll(target.handle as fs.promises.FileHandle, parts)
         for (const record of records) target.records.push(record)
       })
       writes = write.catch(() => undefined)
