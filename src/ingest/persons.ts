@@ -31,6 +31,14 @@ export interface ProcessedBatch {
 
 const MAX_GROUP_TYPES = 5
 const CACHE_LIMIT = 200_000
+/** At most this many events of waiting requests are processed in one transaction. */
+const MAX_COALESCED_EVENTS = 2_000
+
+interface Waiting {
+  events: NormalizedEvent[]
+  resolve: (batch: ProcessedBatch) => void
+  reject: (err: unknown) => void
+}
 
 /** PostHog's id for events of people without a profile: stable per (project, distinct id). */
 export function personlessId(teamId: number, distinctId: string): string {
@@ -44,7 +52,9 @@ const chTime = (iso: string) => iso.replace('T', ' ').replace('Z', '')
  * Person and group processing, in event order: `$set`/`$set_once`/`$unset`, `$identify` and `$create_alias`
  * merges, `$merge_dangerously`, `$groupidentify`, group columns. The metadata store is the source of truth;
  * a bounded cache of (project, distinct id) → person keeps the common case (a known person, nothing to change)
- * free of queries. Batches of one project run one at a time, so two requests never create the same person twice.
+ * free of queries. Batches of one project run one at a time, so two requests never create the same person twice;
+ * requests that wait meanwhile are processed together, in order, in one transaction (one commit for many new
+ * persons instead of one each), and should that fail, each on its own.
  */
 export function createPersonProcessor(deps: {
   persons: PersonStore
@@ -54,7 +64,8 @@ export function createPersonProcessor(deps: {
 }) {
   const cache = new Map<string, CachedPerson | null>()
   const groupTypes = new Map<number, Map<string, number>>()
-  const locks = new Map<number, Promise<unknown>>()
+  /** Per project, the requests waiting while one of its batches runs. */
+  const waiting = new Map<number, Waiting[]>()
 
   const cacheKey = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`
   function remember(key: string, person: CachedPerson | null) {
@@ -62,15 +73,32 @@ export function createPersonProcessor(deps: {
     cache.set(key, person)
   }
 
-  async function withTeamLock<T>(teamId: number, fn: () => Promise<T>): Promise<T> {
-    const previous = locks.get(teamId) ?? Promise.resolve()
-    const run = previous.then(fn, fn)
-    const settled = run.catch(() => undefined)
-    locks.set(teamId, settled)
+  /** Runs the project's waiting requests, those that wait together in one batch, until none is left. */
+  async function runQueue(teamId: number, queue: Waiting[]) {
+    while (queue.length > 0) {
+      const take = [queue.shift() as Waiting]
+      let events = take[0].events.length
+      while (queue.length > 0 && events + queue[0].events.length <= MAX_COALESCED_EVENTS) {
+        events += queue[0].events.length
+        take.push(queue.shift() as Waiting)
+      }
+      await runTogether(teamId, take)
+    }
+    waiting.delete(teamId)
+  }
+
+  async function runTogether(teamId: number, items: Waiting[]) {
     try {
-      return await run
-    } finally {
-      if (locks.get(teamId) === settled) locks.delete(teamId)
+      const results = await processBatch(
+        teamId,
+        items.length === 1 ? items[0].events : items.flatMap((item) => item.events),
+        items.map((item) => item.events.length),
+      )
+      for (let i = 0; i < items.length; i++) items[i].resolve(results[i])
+    } catch (err) {
+      if (items.length === 1) items[0].reject(err)
+      // One request's events must not fail the others: each on its own (a failed batch changed nothing).
+      else for (const item of items) await runTogether(teamId, [item])
     }
   }
 
@@ -158,15 +186,44 @@ export function createPersonProcessor(deps: {
     groupTypeIndexes: loadGroupTypes,
 
     process(teamId: number, events: NormalizedEvent[]): Promise<ProcessedBatch> {
-      return withTeamLock(teamId, () => processBatch(teamId, events))
+      return new Promise<ProcessedBatch>((resolve, reject) => {
+        const queue = waiting.get(teamId)
+        if (queue) {
+          queue.push({ events, resolve, reject })
+          return
+        }
+        const started = [{ events, resolve, reject }]
+        waiting.set(teamId, started)
+        // Started after the requests read in this turn of the event loop have joined: with an embedded store a
+        // batch never yields to the loop, so only requests read together can share its transaction.
+        setImmediate(() => void runQueue(teamId, started))
+      })
     },
   }
 
-  async function processBatch(teamId: number, events: NormalizedEvent[]): Promise<ProcessedBatch> {
-    const mirror: MirrorRows = { persons: [], distinctIds: [], groups: [] }
+  /**
+   * Processes the events of one or more requests in order (`sizes`: how many events each request has) and gives
+   * each request its part of the result; the event-store rows a request's events produced go with that request.
+   */
+  async function processBatch(teamId: number, events: NormalizedEvent[], sizes: number[]): Promise<ProcessedBatch[]> {
+    const mirrors: MirrorRows[] = sizes.map(() => ({ persons: [], distinctIds: [], groups: [] }))
+    /** The mirror rows of the request whose event is being processed. */
+    let mirror = mirrors[0]
     const personIds: string[] = new Array(events.length)
     const groupColumns: string[][] = new Array(events.length)
     const types = await loadGroupTypes(teamId)
+    const split = (): ProcessedBatch[] => {
+      let at = 0
+      return sizes.map((size, i) => {
+        const part = {
+          personIds: sizes.length === 1 ? personIds : personIds.slice(at, at + size),
+          groupColumns: sizes.length === 1 ? groupColumns : groupColumns.slice(at, at + size),
+          mirror: mirrors[i],
+        }
+        at += size
+        return part
+      })
+    }
 
     // Fast path: nothing to write when every event's person is cached and nothing about it changes.
     const staged = new Map<string, CachedPerson | null>()
@@ -190,7 +247,7 @@ export function createPersonProcessor(deps: {
         personIds[i] = cached ? cached.id : personlessId(teamId, ev.distinctId)
         groupColumns[i] = groupColumnsOf(ev, types)
       }
-      return { personIds, groupColumns, mirror }
+      return split()
     }
 
     const runTransaction = () =>
@@ -332,7 +389,11 @@ export function createPersonProcessor(deps: {
           target.isIdentified = true
         }
 
+        let owner = 0
+        let ownerEnd = sizes[0]
         for (let i = 0; i < events.length; i++) {
+          while (i >= ownerEnd) ownerEnd += sizes[++owner]
+          mirror = mirrors[owner]
           const ev = events[i]
           groupColumns[i] = await groupColumnsFor(ev)
           if (ev.event === '$groupidentify' || ev.event === '$group_identify') await identifyGroup(ev)
@@ -469,7 +530,7 @@ export function createPersonProcessor(deps: {
         [...staged.keys()].map((k) => k.slice(k.indexOf('\u0000') + 1)),
       )
     }
-    return { personIds, groupColumns, mirror }
+    return split()
   }
 }
 

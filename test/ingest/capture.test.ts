@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib'
+import { sql } from 'kysely'
 import LZString from 'lz-string'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createUsageStore } from '../../src/ingest/usage-store.js'
@@ -410,6 +411,74 @@ describe('persons and groups', () => {
     expect((await personOf(distinctId))?.properties.who).toBe('mine')
     const theirs = await t.burrow.stores.persons.getByDistinctId(other.project.id, distinctId)
     expect(JSON.parse(theirs!.properties).who).toBe('theirs')
+  })
+})
+
+describe('persons of requests that arrive together', () => {
+  const postgres = process.env.DATABASE_URL?.startsWith('postgres')
+  // A real failure of the real metadata store for one distinct id: a trigger refuses it.
+  async function poisonDistinctIds(prefix: string) {
+    const db = t.burrow.stores.persons.db
+    if (postgres) {
+      await sql
+        .raw(
+          `CREATE OR REPLACE FUNCTION refuse_poison() RETURNS trigger AS $$ BEGIN
+             IF NEW.distinct_id LIKE '${prefix}%' THEN RAISE EXCEPTION 'refused distinct id'; END IF;
+             RETURN NEW; END $$ LANGUAGE plpgsql`,
+        )
+        .execute(db)
+      await sql
+        .raw(
+          'CREATE TRIGGER refuse_poison BEFORE INSERT ON person_distinct_ids FOR EACH ROW EXECUTE FUNCTION refuse_poison()',
+        )
+        .execute(db)
+      return () => sql.raw('DROP TRIGGER refuse_poison ON person_distinct_ids').execute(db)
+    }
+    await sql
+      .raw(
+        `CREATE TRIGGER refuse_poison BEFORE INSERT ON person_distinct_ids WHEN NEW.distinct_id LIKE '${prefix}%'
+         BEGIN SELECT RAISE(ABORT, 'refused distinct id'); END`,
+      )
+      .execute(db)
+    return () => sql.raw('DROP TRIGGER refuse_poison').execute(db)
+  }
+
+  it('creates every person, in order, and one request the store refuses fails alone', async () => {
+    const poison = `poison-${distinctId}`
+    const restore = await poisonDistinctIds(poison)
+    try {
+      const requests = Array.from({ length: 30 }, (_, i) =>
+        i === 17
+          ? { api_key: token, event: 'e', distinct_id: poison, properties: { $set: { n: i } } }
+          : { api_key: token, event: 'e', distinct_id: `${distinctId}-${i}`, properties: { $set: { n: i } } },
+      )
+      // The same person twice more, after its creation: its last $set must win.
+      requests.push({ api_key: token, event: 'e', distinct_id: `${distinctId}-3`, properties: { $set: { n: 100 } } })
+      requests.push({ api_key: token, event: 'e', distinct_id: `${distinctId}-3`, properties: { $set: { n: 101 } } })
+      const answers = await Promise.all(requests.map((body) => post('/e/', body)))
+      expect(answers[17].statusCode).toBeGreaterThanOrEqual(500)
+      expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(requests.length - 1)
+      expect(await personOf(poison)).toBeUndefined()
+      const ids = new Set<string>()
+      for (let i = 0; i < 30; i++) {
+        if (i === 17) continue
+        const person = await personOf(`${distinctId}-${i}`)
+        expect(person?.properties.n).toBe(i === 3 ? 101 : i)
+        ids.add(person?.id as string)
+        const [event] = await eventsOf(`${distinctId}-${i}`)
+        expect(event.personId).toBe(person?.id)
+      }
+      expect(ids.size).toBe(29)
+      // Every person reached the event store's mirror too.
+      const mirrored = await t.burrow.events.query<[number]>(
+        `SELECT count(DISTINCT distinct_id) FROM person_distinct_ids
+         WHERE team_id = {team:Int64} AND startsWith(distinct_id, {prefix:String})`,
+        { params: { team: t.creds.project_id, prefix: `${distinctId}-` } },
+      )
+      expect(mirrored.rows[0][0]).toBe(29)
+    } finally {
+      await restore()
+    }
   })
 })
 
