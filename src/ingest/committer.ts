@@ -1,6 +1,7 @@
 import { escapeTsv } from '../storage/events/params.js'
 import { EVENT_COLUMNS } from '../storage/events/schema.js'
 import type { EventStore } from '../storage/events/types.js'
+import { createRecentIds } from './recent-ids.js'
 import { openWal, type WalRecord, type WalSegment } from './wal.js'
 
 /** One event row for the event store, as JSONEachRow serialises it. */
@@ -476,31 +477,6 @@ export function joined(parts: readonly Buffer[]): Buffer {
     length += part.length
   }
   return Buffer.from(parts[0].buffer, parts[0].byteOffset, length)
-}
-
-/**
- * A bounded memory of recently written uuids, as 52-bit hashes: a miss means "certainly not written recently";
- * a hit means "maybe", to be confirmed in the store. Oldest entries go first.
- */
-function createRecentIds(limit: number) {
-  const hashes = new Set<number>()
-  const hash = (uuid: string) => {
-    let a = 0x811c9dc5
-    let b = 0x01000193
-    for (let i = 0; i < uuid.length; i++) {
-      const c = uuid.charCodeAt(i)
-      a = Math.imul(a ^ c, 0x01000193)
-      b = Math.imul(b ^ c, 0x5bd1e995)
-    }
-    return (a >>> 0) * 0x100000 + ((b >>> 12) & 0xfffff)
-  }
-  return {
-    has: (uuid: string) => hashes.has(hash(uuid)),
-    add(uuid: string) {
-      hashes.add(hash(uuid))
-      if (hashes.size > limit) hashes.delete(hashes.values().next().value as number)
-    },
-  }
 }
 
 /** An event's identity for deduplication: the same uuid in two projects is two events. */
