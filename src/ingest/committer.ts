@@ -204,15 +204,20 @@ export function createCommitter(deps: {
 
   function scheduleDrain() {
     if (closed) return
-    if (segmentRows >= drainRows) void drainLog()
-    else drainTimer ??= setTimeout(() => void drainLog(), drainDelayMs)
+    if (segmentRows >= drainRows) drainInBackground()
+    else drainTimer ??= setTimeout(drainInBackground, drainDelayMs)
+  }
+
+  function drainInBackground() {
+    drainLog().catch((err) => onError(err, 'moving the capture log into the event store'))
   }
 
   /** Moves the open segment into the store; one drain at a time, each waiting for the one before. */
   function drainLog(): Promise<void> {
     if (drainTimer) clearTimeout(drainTimer)
     drainTimer = undefined
-    const previous = draining ?? Promise.resolve()
+    // A drain that failed (its segment stays on disk for replay) does not keep the next ones from running.
+    const previous = (draining ?? Promise.resolve()).catch(() => undefined)
     const ids = segmentIds
     segmentIds = []
     segmentRows = 0
@@ -464,7 +469,7 @@ export function createTsvArena(initialBytes = 4 << 20, keepBytes = 64 << 20) {
     seal(): () => void {
       if (used === 0) return () => undefined
       const sealed = buffer
-      buffer = spare.pop() ?? Buffer.allocUnsafe(sealed.length)
+      buffer = spare.pop() ?? Buffer.allocUnsafe(Math.min(sealed.length, keepBytes))
       used = 0
       return () => {
         if (spare.length < 2 && sealed.length <= keepBytes) spare.push(sealed)

@@ -8,7 +8,8 @@ import type { NormalizedEvent } from './normalize.js'
  * This runs for every captured event, so it hashes without reading strings: each distinct name or key gets a
  * small number once (a Map look-up uses the string's cached hash), and the shape is two 32-bit running hashes of
  * those numbers joined into one 53-bit number. Memory is bounded: past `maxTokens` names the numbering starts
- * over and, since old hashes would then mean other shapes, every remembered shape is forgotten with it.
+ * over (between two events) and, since old hashes would then mean other shapes, every remembered shape is forgotten
+ * with it.
  */
 export function createShapeMemory(options: { maxTokens?: number; maxShapesPerProject?: number } = {}) {
   const maxTokens = options.maxTokens ?? 100_000
@@ -28,10 +29,6 @@ export function createShapeMemory(options: { maxTokens?: number; maxShapesPerPro
   function mixText(text: string): void {
     let id = tokens.get(text)
     if (id === undefined) {
-      if (tokens.size >= maxTokens) {
-        tokens.clear()
-        byProject.clear()
-      }
       id = tokens.size + KINDS
       tokens.set(text, id)
     }
@@ -47,6 +44,12 @@ export function createShapeMemory(options: { maxTokens?: number; maxShapesPerPro
   }
 
   function shapeOf(ev: NormalizedEvent): number {
+    // Between shapes only: numbers from before a restart mixed with numbers from after it would make a hash that
+    // a later, different shape can repeat exactly. (One event's names may pass the limit for a while.)
+    if (tokens.size >= maxTokens) {
+      tokens.clear()
+      byProject.clear()
+    }
     a = 0x811c9dc5
     b = 0x01000193
     mixText(ev.event)

@@ -227,6 +227,9 @@ export function createPersonProcessor(deps: {
 
     // Fast path: nothing to write when every event's person is cached and nothing about it changes.
     const staged = new Map<string, CachedPerson | null>()
+    /** Of the staged: distinct ids given a person, and persons written (what readers' caches must drop). */
+    const remapped = new Set<string>()
+    const written = new Set<CachedPerson>()
     const newTypes: [string, number][] = []
 
     const needsTx = events.some((ev) => {
@@ -274,10 +277,14 @@ export function createPersonProcessor(deps: {
           staged.set(key, person)
           return person
         }
-        const stage = (distinctId: string, person: CachedPerson | null) =>
-          staged.set(cacheKey(teamId, distinctId), person)
+        const stage = (distinctId: string, person: CachedPerson | null) => {
+          const key = cacheKey(teamId, distinctId)
+          staged.set(key, person)
+          remapped.add(key)
+        }
 
-        const mirrorPerson = (p: CachedPerson, deleted = false) =>
+        const mirrorPerson = (p: CachedPerson, deleted = false) => {
+          written.add(p)
           mirror.persons.push({
             team_id: teamId,
             id: p.id,
@@ -287,6 +294,7 @@ export function createPersonProcessor(deps: {
             is_deleted: deleted ? 1 : 0,
             version: p.version,
           })
+        }
         const mirrorDistinctId = (distinctId: string, personId: string, version: number) =>
           mirror.distinctIds.push({
             team_id: teamId,
@@ -524,11 +532,17 @@ export function createPersonProcessor(deps: {
     }
 
     for (const [key, person] of staged) remember(key, person)
-    if (deps.onChanged && staged.size > 0) {
-      deps.onChanged(
-        teamId,
-        [...staged.keys()].map((k) => k.slice(k.indexOf('\u0000') + 1)),
-      )
+    const changed: string[] = []
+    for (const [key, person] of staged) {
+      if (remapped.has(key) || (person && written.has(person))) changed.push(key.slice(key.indexOf('\u0000') + 1))
+    }
+    if (deps.onChanged && changed.length > 0) {
+      // Committed: a listener's failure must not make the caller redo the batch.
+      try {
+        deps.onChanged(teamId, changed)
+      } catch {
+        // Readers' caches expire on their own.
+      }
     }
     return split()
   }

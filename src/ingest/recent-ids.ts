@@ -7,7 +7,8 @@
  * visit. A ring keeps the hashes in the order they came; an open-addressing table (linear probing, entries
  * removed by shifting their followers back) maps a hash to its place in the ring.
  */
-export function createRecentIds(limit: number) {
+export function createRecentIds(wanted: number) {
+  const limit = Math.max(1, Math.floor(wanted))
   const ring = new Float64Array(limit)
   let size = 0
   /** Where the next entry goes in the ring (once full: the oldest entry, which it replaces). */

@@ -67,13 +67,15 @@ export function openWal(dir: string) {
     .map((m) => Number(m[1]))
     .sort((a, b) => a - b)
   let nextId = (leftover.at(-1) ?? 0) + 1
-  let current: { file: string; handle: fs.promises.FileHandle | undefined; records: WalRecord[] } | undefined
+  let current:
+    | { file: string; handle: fs.promises.FileHandle | undefined; records: WalRecord[]; bytes: number }
+    | undefined
   let writes: Promise<unknown> = Promise.resolve()
 
   async function segment() {
     if (!current) {
       const file = path.join(dir, `${nextId++}.wal`)
-      current = { file, handle: await fs.promises.open(file, 'a'), records: [] }
+      current = { file, handle: await fs.promises.open(file, 'a'), records: [], bytes: 0 }
     }
     return current
   }
@@ -92,8 +94,22 @@ export function openWal(dir: string) {
       const write = writes.then(async () => {
         const target = await segment()
         const parts: Buffer[] = []
-        for (const record of records) parts.push(frame(record), record.payload)
-        await writeAll(target.handle as fs.promises.FileHandle, parts)
+        let bytes = 0
+        for (const record of records) {
+          const header = frame(record)
+          parts.push(header, record.payload)
+          bytes += header.length + record.payload.length
+        }
+        const handle = target.handle as fs.promises.FileHandle
+        try {
+          await writeAll(handle, parts)
+        } catch (err) {
+          // A write that stopped part-way would leave a torn record that replay stops at, hiding the records
+          // appended after it: cut the file back to where this append began.
+          await handle.truncate(target.bytes).catch(() => undefined)
+          throw err
+        }
+        target.bytes += bytes
         for (const record of records) target.records.push(record)
       })
       writes = write.catch(() => undefined)

@@ -553,6 +553,47 @@ describe('flags see capture at once', () => {
     await post('/e/', { api_key: token, event: 'x', distinct_id: distinctId, properties: { $set: { vip: 'yes' } } })
     expect(await evaluate()).toBe(true)
   })
+
+  it('evaluates an anonymous id as the person it was identified into, and a merged-away person as gone', async () => {
+    const key = `vip-merge-${seq}`
+    const flag = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/feature_flags/`,
+      headers: t.auth,
+      payload: {
+        key,
+        filters: {
+          groups: [
+            {
+              properties: [{ key: 'vip', type: 'person', value: ['yes'], operator: 'exact' }],
+              rollout_percentage: 100,
+            },
+          ],
+        },
+      },
+    })
+    expect(flag.statusCode).toBe(201)
+    const anon = `${distinctId}-anon`
+    const evaluate = async (id: string) =>
+      (await post('/flags/?v=2', { token, distinct_id: id })).json().flags[key].enabled as boolean
+    // Readers have seen the anonymous id with a person of its own, and the identified one with none.
+    await post('/e/', { api_key: token, event: 'x', distinct_id: anon, properties: { $set: { vip: 'no' } } })
+    expect(await evaluate(anon)).toBe(false)
+    expect(await evaluate(distinctId)).toBe(false)
+    // In one turn of the event loop, with another project's unrelated traffic alongside.
+    const [identify] = await Promise.all([
+      post('/e/', {
+        api_key: token,
+        event: '$identify',
+        distinct_id: distinctId,
+        properties: { $anon_distinct_id: anon, $set: { vip: 'yes' } },
+      }),
+      post('/e/', { api_key: token, event: 'x', distinct_id: `${distinctId}-other` }),
+    ])
+    expect(identify.statusCode).toBe(200)
+    expect(await evaluate(distinctId)).toBe(true)
+    expect(await evaluate(anon)).toBe(true)
+  })
 })
 
 describe('hostile identifiers', () => {

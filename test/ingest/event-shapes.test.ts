@@ -67,6 +67,16 @@ describe('event shape memory', () => {
     expect(shapes.isNew(1, event('a', { x: 'v' }), 0)).toBe(true)
   })
 
+  it('never starts the numbering over inside one event, where old and new numbers would mix', () => {
+    const shapes = createShapeMemory({ maxTokens: 4 })
+    expect(shapes.isNew(1, event('a', { x: 'v' }), 0)).toBe(true)
+    expect(shapes.isNew(1, event('c', { z: 'v' }), 0)).toBe(true)
+    // `a` is known, `w` is new: a start-over between them would give `w` the number `a` keeps.
+    expect(shapes.isNew(1, event('a', { w: 'v' }), 0)).toBe(true)
+    expect(shapes.isNew(1, event('w', { w: 'v' }), 0)).toBe(true)
+    expect(shapes.isNew(1, event('w', { w: 'v' }), 0)).toBe(false)
+  })
+
   it('bounds the shapes remembered per project', () => {
     const shapes = createShapeMemory({ maxShapesPerProject: 3 })
     for (const name of ['a', 'b', 'c']) expect(shapes.isNew(1, event(name, {}), 0)).toBe(true)
