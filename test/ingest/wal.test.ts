@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -31,6 +32,35 @@ describe('capture log files', () => {
     expect(again).toHaveLength(2)
     expect(again[0].records.map((r) => r.payload.toString())).toEqual(['a\tb\n', '{"x":"é"}\n'])
     expect(again[1].records.map((r) => r.payload.toString())).toEqual(['c\td\n'])
+  })
+
+  // A real full disk: a small tmpfs (mounting needs root, as CI has; elsewhere this case is skipped).
+  const root = process.getuid?.() === 0
+  it.skipIf(!root)('cuts a write that the disk stopped part-way off the segment, so later records replay', async () => {
+    const dir = tempDir()
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir])
+    const wal = openWal(dir)
+    try {
+      const record = (byte: string, size: number) => ({
+        table: 'events',
+        format: 'TabSeparated' as const,
+        payload: Buffer.alloc(size, byte),
+      })
+      await wal.append([record('a', 20_000)])
+      // Too large for what is left: the file system takes part of it, then refuses the rest.
+      await expect(wal.append([record('b', 60_000)])).rejects.toThrow(/ENOSPC/)
+      await wal.append([record('c', 10_000)])
+      await wal.close()
+      const [segment] = openWal(dir).recover()
+      expect(segment.records.map((r) => [r.payload[0], r.payload.length])).toEqual([
+        [0x61, 20_000],
+        [0x63, 10_000],
+      ])
+    } finally {
+      await wal.close().catch(() => undefined)
+      // Lazily: an open handle must not leave the mount behind.
+      execFileSync('umount', ['-l', dir])
+    }
   })
 
   it('drops a record cut short by a crash and anything unreadable after it', () => {
