@@ -1,8 +1,9 @@
+import fs from 'node:fs'
 import { escapeTsv } from '../storage/events/params.js'
 import { EVENT_COLUMNS } from '../storage/events/schema.js'
 import type { EventStore } from '../storage/events/types.js'
 import { createRecentIds } from './recent-ids.js'
-import { openWal, type WalRecord, type WalSegment } from './wal.js'
+import { openWal, parseSegment, type WalRecord, type WalSegment } from './wal.js'
 
 /** One event row for the event store, as JSONEachRow serialises it. */
 export interface EventRow {
@@ -59,12 +60,18 @@ export function createCommitter(deps: {
   recentIds?: number
   drainRows?: number
   drainDelayMs?: number
+  /**
+   * While a segment cannot be moved into the store (the engine is down), the open segment is closed and set aside
+   * on disk past this many bytes, and read back when its turn comes: memory stays bounded however long it lasts.
+   */
+  spillBytes?: number
   onError?: (err: unknown, what: string) => void
 }) {
   const maxRows = deps.maxRows ?? 20_000
   const concurrency = deps.concurrency ?? 1
   const drainRows = deps.drainRows ?? 10_000
   const drainDelayMs = deps.drainDelayMs ?? 200
+  const spillBytes = deps.spillBytes ?? 64 << 20
   const onError = deps.onError ?? (() => undefined)
   const recent = createRecentIds(deps.recentIds ?? 1_000_000)
   const wal = openWal(deps.walDir)
@@ -85,9 +92,14 @@ export function createCommitter(deps: {
   const inFlight = new Map<string, Promise<void>>()
   /** Events in the log and not yet in the store (exactly: these are certain duplicates of a retry). */
   const logged = new Set<string>()
-  /** Ids and rows appended to the open segment. */
-  let segmentIds: string[] = []
+  /** Ids and bytes appended to the open segment (since the last rotation). */
+  let openIds: string[] = []
+  let openBytes = 0
+  /** Rows appended since the last drain was asked for. */
   let segmentRows = 0
+  /** Segments closed while a drain was stuck, on disk only, oldest first, with their events' ids. */
+  const spilled: { file: string; ids: string[] }[] = []
+  let spilling: Promise<void> = Promise.resolve()
   let draining: Promise<void> | undefined
   let drainTimer: NodeJS.Timeout | undefined
   let closed = false
@@ -163,9 +175,10 @@ export function createCommitter(deps: {
       for (const id of freshIds) {
         recent.add(id)
         logged.add(id)
-        segmentIds.push(id)
+        openIds.push(id)
       }
       segmentRows += fresh.length
+      for (const record of records) openBytes += record.payload.length
       if (records.length > 0) {
         try {
           await wal.append(records)
@@ -204,8 +217,31 @@ export function createCommitter(deps: {
 
   function scheduleDrain() {
     if (closed) return
+    if (draining && openBytes >= spillBytes) spill()
     if (segmentRows >= drainRows) drainInBackground()
     else drainTimer ??= setTimeout(drainInBackground, drainDelayMs)
+  }
+
+  /** Closes the open segment now; it is read back from disk when a drain gets to it. */
+  function spill() {
+    const { ids, release } = closeOpenSegment()
+    const rotation = wal.rotate()
+    spilling = spilling
+      .then(() => rotation)
+      .then((segment) => {
+        // Its rows are on disk: the in-memory copy and its buffer go.
+        release()
+        if (segment) spilled.push({ file: segment.file, ids })
+      })
+      .catch((err) => onError(err, 'setting a capture log segment aside'))
+  }
+
+  /** Ends the open segment's run of ids and rows; call in the same synchronous run as `wal.rotate()`. */
+  function closeOpenSegment() {
+    const ids = openIds
+    openIds = []
+    openBytes = 0
+    return { ids, release: rowsText.seal() }
   }
 
   function drainInBackground() {
@@ -218,18 +254,24 @@ export function createCommitter(deps: {
     drainTimer = undefined
     // A drain that failed (its segment stays on disk for replay) does not keep the next ones from running.
     const previous = (draining ?? Promise.resolve()).catch(() => undefined)
-    const ids = segmentIds
-    segmentIds = []
     segmentRows = 0
     const run: Promise<void> = previous
       .then(() => recovery)
       .then(async () => {
+        // Segments set aside go first: they are older than the open one.
+        await spilling
+        while (spilled.length > 0) {
+          const { file, ids } = spilled[0]
+          if (!(await insertSegment({ file, records: parseSegment(fs.readFileSync(file)) }))) return
+          spilled.shift()
+          for (const id of ids) logged.delete(id)
+        }
         // Appends made from here on go to the next segment, and their rows to another buffer.
-        const release = rowsText.seal()
+        const { ids, release } = closeOpenSegment()
         const segment = await wal.rotate()
-        if (segment) await insertSegment(segment)
+        const stored = segment ? await insertSegment(segment) : true
         release()
-        for (const id of ids) logged.delete(id)
+        if (stored) for (const id of ids) logged.delete(id)
       })
       .finally(() => {
         if (draining === run) draining = undefined
@@ -240,9 +282,10 @@ export function createCommitter(deps: {
 
   /**
    * Inserts a segment's records (by table, in as few inserts as possible) and removes it. A table whose insert
-   * failed is retried alone (the others are in already, and must not be written twice).
+   * failed is retried alone (the others are in already, and must not be written twice). False when shutting down
+   * left it on disk for the next start.
    */
-  async function insertSegment(segment: WalSegment): Promise<void> {
+  async function insertSegment(segment: WalSegment): Promise<boolean> {
     let remaining = segment.records
     let refusals = 0
     let unreachable = 0
@@ -255,7 +298,7 @@ export function createCommitter(deps: {
       // everything, later segments queue behind this one, and capture goes on acknowledging.
       if (!(await deps.events.ping())) {
         // Shutting down: the segment stays on disk and is replayed at the next start.
-        if (closing) return
+        if (closing) return false
         await new Promise((r) => setTimeout(r, Math.min(5_000, 200 * 2 ** Math.min(unreachable++, 5))))
         continue
       }
@@ -275,6 +318,7 @@ export function createCommitter(deps: {
       onError(new Error(`kept ${refused.length} refused records in ${wal.quarantine(segment, refused)}`), 'capture log')
     }
     wal.remove(segment)
+    return true
   }
 
   /** One insert per table; returns the records of the tables whose insert failed. */
@@ -370,7 +414,7 @@ export function createCommitter(deps: {
     /** Resolves once every event acknowledged so far is in the event store. */
     async flushPending(): Promise<void> {
       await recovery
-      if (segmentRows > 0 || segmentIds.length > 0 || drainTimer) await drainLog()
+      if (segmentRows > 0 || openBytes > 0 || spilled.length > 0 || drainTimer) await drainLog()
       else if (draining) await draining
     },
     /** Resolves once everything queued so far is acknowledged and in the event store. */

@@ -4,7 +4,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createCommitter, type EventRow } from '../../src/ingest/committer.js'
 import { openWal, parseSegment } from '../../src/ingest/wal.js'
+import { migrateEventStore, openEventStore } from '../../src/storage/events/index.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
 const dirs: string[] = []
@@ -158,5 +160,69 @@ describe('an event store that stops answering', () => {
     })
     expect(counts.rows[0][0]).toBe(1)
     expect(fs.readdirSync(path.join(dataDir, 'wal')).filter((f) => f.endsWith('.rejected'))).toEqual([])
+  })
+})
+
+describe('a long outage', () => {
+  it('sets the open segment aside on disk past its size, and moves every event in once the store is back', async () => {
+    const dir = tempDir()
+    const store = openEventStore(`chdb:${path.join(dir, 'chdb')}`)
+    await migrateEventStore(store)
+    const insert = store.insertTabSeparated.bind(store)
+    const ping = store.ping.bind(store)
+    let down = true
+    store.insertTabSeparated = async (...args) => {
+      if (down) throw new Error('connection refused')
+      return insert(...args)
+    }
+    store.ping = async () => !down && ping()
+    const walDir = path.join(dir, 'wal')
+    const committer = createCommitter({ events: store, walDir, spillBytes: 4096, drainDelayMs: 20 })
+    const row = (uuid: string): EventRow => ({
+      uuid,
+      team_id: 1,
+      event: 'during outage',
+      distinct_id: 'u',
+      person_id: '00000000-0000-0000-0000-000000000000',
+      properties: JSON.stringify({ padding: 'x'.repeat(200) }),
+      timestamp: '2026-11-22 10:00:00.000000',
+      created_at: '2026-11-22 10:00:00.000000',
+      elements_chain: '',
+      $session_id: '',
+      $window_id: '',
+      $group_0: '',
+      $group_1: '',
+      $group_2: '',
+      $group_3: '',
+      $group_4: '',
+    })
+    try {
+      const uuids: string[] = []
+      for (let batch = 0; batch < 30; batch++) {
+        const events = Array.from({ length: 10 }, () => row(crypto.randomUUID()))
+        for (const e of events) uuids.push(e.uuid)
+        expect(await committer.commit({ events, persons: [], distinctIds: [], groups: [] })).toEqual({ inserted: 10 })
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      // A retry of an event still waiting in a set-aside segment is known as one.
+      const retried = [row(uuids[3])]
+      expect(await committer.commit({ events: retried, persons: [], distinctIds: [], groups: [] })).toEqual({
+        inserted: 0,
+      })
+      await new Promise((r) => setTimeout(r, 50))
+      const segments = fs.readdirSync(walDir).filter((f) => f.endsWith('.wal'))
+      expect(segments.length).toBeGreaterThan(5)
+      down = false
+      await committer.flushPending()
+      const counts = await store.query<[number, number]>(
+        "SELECT count(), uniqExact(uuid) FROM events WHERE event = 'during outage'",
+      )
+      expect(counts.rows[0]).toEqual([300, 300])
+      expect(fs.readdirSync(walDir).filter((f) => f.endsWith('.wal'))).toEqual([])
+    } finally {
+      down = false
+      await committer.close()
+      await store.close()
+    }
   })
 })
