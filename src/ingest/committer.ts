@@ -89,16 +89,25 @@ export function createCommitter(deps: {
   const queue: Pending[] = []
   let queuedRows = 0
   const running = new Set<Promise<void>>()
+  /** With concurrent flushes: the flush each event id is being written by (a retry waits for it). */
   const inFlight = new Map<string, Promise<void>>()
-  /** Events in the log and not yet in the store (exactly: these are certain duplicates of a retry). */
-  const logged = new Set<string>()
-  /** Ids and bytes appended to the open segment (since the last rotation). */
-  let openIds: string[] = []
+  /**
+   * Events in the log and not yet in the store (exactly: these are certain duplicates of a retry), a set per
+   * segment: the open one's, and those of closed segments not yet stored. A segment's set is dropped whole once
+   * it is stored (deleting tens of thousands of ids one by one made the set rebuild its table again and again).
+   */
+  let openIds = new Set<string>()
+  const closedIds: Set<string>[] = []
+  const isLogged = (id: string) => {
+    if (openIds.has(id)) return true
+    for (const ids of closedIds) if (ids.has(id)) return true
+    return false
+  }
   let openBytes = 0
   /** Rows appended since the last drain was asked for. */
   let segmentRows = 0
   /** Segments closed while a drain was stuck, on disk only, oldest first, with their events' ids. */
-  const spilled: { file: string; ids: string[] }[] = []
+  const spilled: { file: string; ids: Set<string> }[] = []
   let spilling: Promise<void> = Promise.resolve()
   let draining: Promise<void> | undefined
   let drainTimer: NodeJS.Timeout | undefined
@@ -142,24 +151,26 @@ export function createCommitter(deps: {
       const ids = new Array<string>(events.length)
       for (let i = 0; i < events.length; i++) ids[i] = idOf(events[i])
       eventIds = ids
-      const others = new Set<Promise<void>>()
-      for (const id of ids) {
-        const other = inFlight.get(id)
-        if (other) others.add(other)
+      if (concurrency > 1) {
+        const others = new Set<Promise<void>>()
+        for (const id of ids) {
+          const other = inFlight.get(id)
+          if (other) others.add(other)
+        }
+        if (others.size > 0) await Promise.allSettled(others)
+        for (const id of ids) inFlight.set(id, mine.promise)
       }
-      if (others.size > 0) await Promise.allSettled(others)
-      for (const id of ids) inFlight.set(id, mine.promise)
       await preload
       await recovery
       // Logged events are certain duplicates; of the rest, only uuids written recently (by hash) may be retries,
       // and those are checked in the store.
-      const suspects = events.filter((_, i) => !logged.has(ids[i]) && recent.has(ids[i]))
+      const suspects = events.filter((_, i) => !isLogged(ids[i]) && recent.has(ids[i]))
       const seen = new Set<string>(suspects.length > 0 ? await storedIds(suspects) : [])
       const fresh: EventRow[] = []
       const freshIds: string[] = []
       for (let i = 0; i < events.length; i++) {
         const id = ids[i]
-        if (seen.has(id) || logged.has(id)) continue
+        if (seen.has(id) || isLogged(id)) continue
         seen.add(id)
         fresh.push(events[i])
         freshIds.push(id)
@@ -174,8 +185,7 @@ export function createCommitter(deps: {
       // Remembered before writing: a retry of a half-written append is checked against the store.
       for (const id of freshIds) {
         recent.add(id)
-        logged.add(id)
-        openIds.push(id)
+        openIds.add(id)
       }
       segmentRows += fresh.length
       for (const record of records) openBytes += record.payload.length
@@ -183,7 +193,11 @@ export function createCommitter(deps: {
         try {
           await wal.append(records)
         } catch (err) {
-          for (const id of freshIds) logged.delete(id)
+          // Not in the log after all (the segment may have been closed meanwhile: its set too).
+          for (const id of freshIds) {
+            openIds.delete(id)
+            for (const ids of closedIds) ids.delete(id)
+          }
           throw err
         }
         scheduleDrain()
@@ -210,7 +224,7 @@ export function createCommitter(deps: {
     }
 
     function release() {
-      for (const id of eventIds) if (inFlight.get(id) === mine.promise) inFlight.delete(id)
+      if (concurrency > 1) for (const id of eventIds) if (inFlight.get(id) === mine.promise) inFlight.delete(id)
       mine.resolve()
     }
   }
@@ -220,6 +234,12 @@ export function createCommitter(deps: {
     if (draining && openBytes >= spillBytes) spill()
     if (segmentRows >= drainRows) drainInBackground()
     else drainTimer ??= setTimeout(drainInBackground, drainDelayMs)
+  }
+
+  /** A closed segment is in the store: its events are no longer only in the log. */
+  function forget(ids: Set<string>) {
+    const at = closedIds.indexOf(ids)
+    if (at >= 0) closedIds.splice(at, 1)
   }
 
   /** Closes the open segment now; it is read back from disk when a drain gets to it. */
@@ -239,7 +259,8 @@ export function createCommitter(deps: {
   /** Ends the open segment's run of ids and rows; call in the same synchronous run as `wal.rotate()`. */
   function closeOpenSegment() {
     const ids = openIds
-    openIds = []
+    openIds = new Set()
+    closedIds.push(ids)
     openBytes = 0
     return { ids, release: rowsText.seal() }
   }
@@ -264,14 +285,14 @@ export function createCommitter(deps: {
           const { file, ids } = spilled[0]
           if (!(await insertSegment({ file, records: parseSegment(fs.readFileSync(file)) }))) return
           spilled.shift()
-          for (const id of ids) logged.delete(id)
+          forget(ids)
         }
         // Appends made from here on go to the next segment, and their rows to another buffer.
         const { ids, release } = closeOpenSegment()
         const segment = await wal.rotate()
         const stored = segment ? await insertSegment(segment) : true
         release()
-        if (stored) for (const id of ids) logged.delete(id)
+        if (stored) forget(ids)
       })
       .finally(() => {
         if (draining === run) draining = undefined
