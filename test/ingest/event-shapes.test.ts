@@ -25,6 +25,9 @@ function event(
   }
 }
 
+/** An event (name and properties, project 1, hour 0) and whether the memory should find it new. */
+type Step = [name: string, properties: Record<string, unknown>, isNew: boolean]
+
 describe('event shape memory', () => {
   it('knows a shape once seen in the same project and hour, whatever the values', () => {
     const shapes = createShapeMemory()
@@ -57,24 +60,34 @@ describe('event shape memory', () => {
     expect(seen(event('a', { $group_type: 'org', $group_set: { x: 'w' } }))).toBe(true)
   })
 
-  it('forgets every shape when its name numbering starts over, so no new shape passes for an old one', () => {
+  // With room for four names: new names fill the numbering, and the next event starts it over.
+  it.each<[string, Step[]]>([
+    [
+      // `b`/`y` may get the numbers `a`/`x` had.
+      'forgets every shape when its name numbering starts over, so no new shape passes for an old one',
+      [
+        ['a', { x: 'v' }, true],
+        ['a', { x: 'v' }, false],
+        ['c', { z: 'v' }, true],
+        ['b', { y: 'v' }, true],
+        ['a', { x: 'v' }, true],
+      ],
+    ],
+    [
+      // In the third event `a` is known and `w` is new: a start-over between them would give `w` the number `a` keeps.
+      'never starts the numbering over inside one event, where old and new numbers would mix',
+      [
+        ['a', { x: 'v' }, true],
+        ['c', { z: 'v' }, true],
+        ['a', { w: 'v' }, true],
+        ['w', { w: 'v' }, true],
+        ['w', { w: 'v' }, false],
+      ],
+    ],
+  ])('%s', (_title, steps) => {
     const shapes = createShapeMemory({ maxTokens: 4 })
-    expect(shapes.isNew(1, event('a', { x: 'v' }), 0)).toBe(true)
-    expect(shapes.isNew(1, event('a', { x: 'v' }), 0)).toBe(false)
-    // New names fill the numbering; the next name starts it over, and `b`/`y` may get the numbers `a`/`x` had.
-    expect(shapes.isNew(1, event('c', { z: 'v' }), 0)).toBe(true)
-    expect(shapes.isNew(1, event('b', { y: 'v' }), 0)).toBe(true)
-    expect(shapes.isNew(1, event('a', { x: 'v' }), 0)).toBe(true)
-  })
-
-  it('never starts the numbering over inside one event, where old and new numbers would mix', () => {
-    const shapes = createShapeMemory({ maxTokens: 4 })
-    expect(shapes.isNew(1, event('a', { x: 'v' }), 0)).toBe(true)
-    expect(shapes.isNew(1, event('c', { z: 'v' }), 0)).toBe(true)
-    // `a` is known, `w` is new: a start-over between them would give `w` the number `a` keeps.
-    expect(shapes.isNew(1, event('a', { w: 'v' }), 0)).toBe(true)
-    expect(shapes.isNew(1, event('w', { w: 'v' }), 0)).toBe(true)
-    expect(shapes.isNew(1, event('w', { w: 'v' }), 0)).toBe(false)
+    const answers = steps.map(([name, properties]) => shapes.isNew(1, event(name, properties), 0))
+    expect(answers).toEqual(steps.map((step) => step[2]))
   })
 
   it('bounds the shapes remembered per project', () => {

@@ -1,25 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { createTsvArena, type EventRow, joined } from '../../src/ingest/committer.js'
+import { eventRow } from '../helpers/events.js'
 
 function row(i: number, properties = `{"n":${i}}`): EventRow {
-  return {
+  return eventRow({
     uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    team_id: 1,
     event: 'tab\there',
     distinct_id: `user-${i}`,
-    person_id: '00000000-0000-0000-0000-000000000000',
     properties,
     timestamp: '2026-11-22 10:00:00.000',
     created_at: '2026-11-22 10:00:00.000',
-    elements_chain: '',
-    $session_id: '',
-    $window_id: '',
     $group_0: 'line\nbreak',
-    $group_1: '',
-    $group_2: '',
-    $group_3: '',
-    $group_4: '',
-  }
+  })
 }
 
 const line = (r: EventRow) =>

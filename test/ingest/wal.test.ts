@@ -4,10 +4,12 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createCommitter, type EventRow } from '../../src/ingest/committer.js'
+import { createCommitter } from '../../src/ingest/committer.js'
 import { openWal, parseSegment } from '../../src/ingest/wal.js'
 import { migrateEventStore, openEventStore } from '../../src/storage/events/index.js'
+import type { EventStore } from '../../src/storage/events/types.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
+import { eventRow } from '../helpers/events.js'
 
 const dirs: string[] = []
 const tempDir = () => {
@@ -126,6 +128,19 @@ describe('replay at start', () => {
   })
 })
 
+/** Fault injection on a real store: while `down`, inserts fail as on a dropped connection and pings get no answer. */
+function outage(store: EventStore) {
+  const insert = store.insertTabSeparated.bind(store)
+  const ping = store.ping.bind(store)
+  const state = { down: true }
+  store.insertTabSeparated = async (...args) => {
+    if (state.down) throw new Error('connection refused')
+    return insert(...args)
+  }
+  store.ping = async () => !state.down && ping()
+  return state
+}
+
 describe('an event store that stops answering', () => {
   let app: TestApp | undefined
   afterEach(async () => {
@@ -136,15 +151,7 @@ describe('an event store that stops answering', () => {
   it('is waited for: acknowledged events arrive once it is back, none set aside', async () => {
     const dataDir = tempDir()
     app = await startTestApp({ env: { DATA_DIR: dataDir } })
-    const store = app.burrow.eventStore
-    const insert = store.insertTabSeparated.bind(store)
-    const ping = store.ping.bind(store)
-    let down = true
-    store.insertTabSeparated = async (...args) => {
-      if (down) throw new Error('connection refused')
-      return insert(...args)
-    }
-    store.ping = async () => !down && ping()
+    const engine = outage(app.burrow.eventStore)
     const uuid = crypto.randomUUID()
     const res = await app.burrow.app.inject({
       method: 'POST',
@@ -154,7 +161,7 @@ describe('an event store that stops answering', () => {
     expect(res.statusCode).toBe(200)
     // Longer than the retries for a refusing store would take, with the segment still waiting.
     await new Promise((r) => setTimeout(r, 1_500))
-    down = false
+    engine.down = false
     const counts = await app.burrow.events.query<[number]>('SELECT count() FROM events WHERE uuid = {u:UUID}', {
       params: { u: uuid },
     })
@@ -168,34 +175,11 @@ describe('a long outage', () => {
     const dir = tempDir()
     const store = openEventStore(`chdb:${path.join(dir, 'chdb')}`)
     await migrateEventStore(store)
-    const insert = store.insertTabSeparated.bind(store)
-    const ping = store.ping.bind(store)
-    let down = true
-    store.insertTabSeparated = async (...args) => {
-      if (down) throw new Error('connection refused')
-      return insert(...args)
-    }
-    store.ping = async () => !down && ping()
+    const state = outage(store)
     const walDir = path.join(dir, 'wal')
     const committer = createCommitter({ events: store, walDir, spillBytes: 4096, drainDelayMs: 20 })
-    const row = (uuid: string): EventRow => ({
-      uuid,
-      team_id: 1,
-      event: 'during outage',
-      distinct_id: 'u',
-      person_id: '00000000-0000-0000-0000-000000000000',
-      properties: JSON.stringify({ padding: 'x'.repeat(200) }),
-      timestamp: '2026-11-22 10:00:00.000000',
-      created_at: '2026-11-22 10:00:00.000000',
-      elements_chain: '',
-      $session_id: '',
-      $window_id: '',
-      $group_0: '',
-      $group_1: '',
-      $group_2: '',
-      $group_3: '',
-      $group_4: '',
-    })
+    const row = (uuid: string) =>
+      eventRow({ uuid, event: 'during outage', properties: JSON.stringify({ padding: 'x'.repeat(200) }) })
     try {
       const uuids: string[] = []
       for (let batch = 0; batch < 30; batch++) {
@@ -212,7 +196,7 @@ describe('a long outage', () => {
       await new Promise((r) => setTimeout(r, 50))
       const segments = fs.readdirSync(walDir).filter((f) => f.endsWith('.wal'))
       expect(segments.length).toBeGreaterThan(5)
-      down = false
+      state.down = false
       await committer.flushPending()
       const counts = await store.query<[number, number]>(
         "SELECT count(), uniqExact(uuid) FROM events WHERE event = 'during outage'",
@@ -220,7 +204,7 @@ describe('a long outage', () => {
       expect(counts.rows[0]).toEqual([300, 300])
       expect(fs.readdirSync(walDir).filter((f) => f.endsWith('.wal'))).toEqual([])
     } finally {
-      down = false
+      state.down = false
       await committer.close()
       await store.close()
     }

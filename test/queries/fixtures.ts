@@ -1,5 +1,6 @@
 import crypto from 'node:crypto'
 import type { TestApp } from '../helpers/app.js'
+import { eventRow } from '../helpers/events.js'
 
 export interface FixtureEvent {
   team_id: number
@@ -11,8 +12,6 @@ export interface FixtureEvent {
   timestamp?: string
 }
 
-const ZERO_UUID = '00000000-0000-0000-0000-000000000000'
-
 /** Engine timestamp text (`YYYY-MM-DD hh:mm:ss.ffffff`, UTC). */
 export const engineTime = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '')
 
@@ -21,24 +20,17 @@ export async function insertEvents(t: TestApp, events: FixtureEvent[]): Promise<
   const now = Date.now()
   const rows = events.map((e) => {
     const timestamp = e.timestamp ?? engineTime(new Date(now - (e.ago ?? 60) * 1000))
-    return JSON.stringify({
-      uuid: crypto.randomUUID(),
-      team_id: e.team_id,
-      event: e.event,
-      distinct_id: e.distinct_id ?? 'user-1',
-      person_id: ZERO_UUID,
-      properties: JSON.stringify(e.properties ?? {}),
-      timestamp,
-      created_at: timestamp,
-      elements_chain: '',
-      $session_id: '',
-      $window_id: '',
-      $group_0: '',
-      $group_1: '',
-      $group_2: '',
-      $group_3: '',
-      $group_4: '',
-    })
+    return JSON.stringify(
+      eventRow({
+        uuid: crypto.randomUUID(),
+        team_id: e.team_id,
+        event: e.event,
+        distinct_id: e.distinct_id ?? 'user-1',
+        properties: JSON.stringify(e.properties ?? {}),
+        timestamp,
+        created_at: timestamp,
+      }),
+    )
   })
   await t.burrow.events.insertJsonEachRow('events', rows.join('\n'))
 }
