@@ -106,9 +106,13 @@ export function createCommitter(deps: {
   let openBytes = 0
   /** Rows appended since the last drain was asked for. */
   let segmentRows = 0
-  /** Segments closed while a drain was stuck, on disk only, oldest first, with their events' ids. */
-  const spilled: { file: string; ids: Set<string> }[] = []
-  let spilling: Promise<void> = Promise.resolve()
+  /**
+   * Segments closed while a drain was stuck, oldest first, with their events' ids: on disk only once their
+   * rotation is done (queued at once, so that a drain never passes over one still being closed).
+   */
+  const spilled: { rotation: Promise<string | undefined>; ids: Set<string> }[] = []
+  /** A drain asked for and not started yet: later requests join it rather than queue more. */
+  let queuedRun: Promise<void> | undefined
   let draining: Promise<void> | undefined
   let drainTimer: NodeJS.Timeout | undefined
   let closed = false
@@ -164,13 +168,15 @@ export function createCommitter(deps: {
       await recovery
       // Logged events are certain duplicates; of the rest, only uuids written recently (by hash) may be retries,
       // and those are checked in the store.
-      const suspects = events.filter((_, i) => !isLogged(ids[i]) && recent.has(ids[i]))
+      // Read before the look-up: a segment stored meanwhile is no longer logged, and its events not looked up.
+      const wasLogged = ids.map(isLogged)
+      const suspects = events.filter((_, i) => !wasLogged[i] && recent.has(ids[i]))
       const seen = new Set<string>(suspects.length > 0 ? await storedIds(suspects) : [])
       const fresh: EventRow[] = []
       const freshIds: string[] = []
       for (let i = 0; i < events.length; i++) {
         const id = ids[i]
-        if (seen.has(id) || isLogged(id)) continue
+        if (seen.has(id) || wasLogged[i] || isLogged(id)) continue
         seen.add(id)
         fresh.push(events[i])
         freshIds.push(id)
@@ -245,15 +251,18 @@ export function createCommitter(deps: {
   /** Closes the open segment now; it is read back from disk when a drain gets to it. */
   function spill() {
     const { ids, release } = closeOpenSegment()
-    const rotation = wal.rotate()
-    spilling = spilling
-      .then(() => rotation)
-      .then((segment) => {
+    const rotation = wal.rotate().then(
+      (segment) => {
         // Its rows are on disk: the in-memory copy and its buffer go.
         release()
-        if (segment) spilled.push({ file: segment.file, ids })
-      })
-      .catch((err) => onError(err, 'setting a capture log segment aside'))
+        return segment?.file
+      },
+      (err) => {
+        onError(err, 'setting a capture log segment aside')
+        return undefined
+      },
+    )
+    spilled.push({ rotation, ids })
   }
 
   /** Ends the open segment's run of ids and rows; call in the same synchronous run as `wal.rotate()`. */
@@ -273,19 +282,29 @@ export function createCommitter(deps: {
   function drainLog(): Promise<void> {
     if (drainTimer) clearTimeout(drainTimer)
     drainTimer = undefined
+    segmentRows = 0
+    // A run that has not started yet will close the open segment when it does: it covers this request too.
+    if (queuedRun) return queuedRun
     // A drain that failed (its segment stays on disk for replay) does not keep the next ones from running.
     const previous = (draining ?? Promise.resolve()).catch(() => undefined)
-    segmentRows = 0
     const run: Promise<void> = previous
       .then(() => recovery)
       .then(async () => {
+        if (queuedRun === run) queuedRun = undefined
         // Segments set aside go first: they are older than the open one.
-        await spilling
         while (spilled.length > 0) {
-          const { file, ids } = spilled[0]
-          if (!(await insertSegment({ file, records: parseSegment(fs.readFileSync(file)) }))) return
+          const { rotation, ids } = spilled[0]
+          const file = await rotation
+          try {
+            if (file) {
+              if (!(await insertSegment({ file, records: parseSegment(await fs.promises.readFile(file)) }))) return
+              forget(ids)
+            }
+          } catch (err) {
+            // Left on disk for the next start (which skips what is stored already); its events stay logged.
+            onError(err, `moving the capture log segment ${file} into the event store`)
+          }
           spilled.shift()
-          forget(ids)
         }
         // Appends made from here on go to the next segment, and their rows to another buffer.
         const { ids, release } = closeOpenSegment()
@@ -296,8 +315,10 @@ export function createCommitter(deps: {
       })
       .finally(() => {
         if (draining === run) draining = undefined
+        if (queuedRun === run) queuedRun = undefined
       })
     draining = run
+    queuedRun = run
     return run
   }
 
