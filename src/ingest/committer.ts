@@ -171,12 +171,14 @@ export function createCommitter(deps: {
       // Read before the look-up: a segment stored meanwhile is no longer logged, and its events not looked up.
       const wasLogged = ids.map(isLogged)
       const suspects = events.filter((_, i) => !wasLogged[i] && recent.has(ids[i]))
-      const seen = new Set<string>(suspects.length > 0 ? await storedIds(suspects) : [])
+      // Only while the look-up was awaited can another flush have logged one of these ids.
+      const lookedUp = suspects.length > 0
+      const seen = new Set<string>(lookedUp ? await storedIds(suspects) : [])
       const fresh: EventRow[] = []
       const freshIds: string[] = []
       for (let i = 0; i < events.length; i++) {
         const id = ids[i]
-        if (seen.has(id) || wasLogged[i] || isLogged(id)) continue
+        if (seen.has(id) || wasLogged[i] || (lookedUp && isLogged(id))) continue
         seen.add(id)
         fresh.push(events[i])
         freshIds.push(id)

@@ -28,6 +28,18 @@ function frame(record: WalRecord): Buffer {
   return Buffer.from(`${record.table}\t${record.format}\t${record.payload.length}\n`)
 }
 
+/** The records as the runs of bytes a segment holds (header, payload, header, …), and their total length. */
+function framed(records: readonly WalRecord[]): { parts: Buffer[]; bytes: number } {
+  const parts: Buffer[] = []
+  let bytes = 0
+  for (const record of records) {
+    const header = frame(record)
+    parts.push(header, record.payload)
+    bytes += header.length + record.payload.length
+  }
+  return { parts, bytes }
+}
+
 export function parseSegment(bytes: Buffer): WalRecord[] {
   const records: WalRecord[] = []
   let at = 0
@@ -93,13 +105,7 @@ export function openWal(dir: string) {
     append(records: WalRecord[]): Promise<void> {
       const write = writes.then(async () => {
         const target = await segment()
-        const parts: Buffer[] = []
-        let bytes = 0
-        for (const record of records) {
-          const header = frame(record)
-          parts.push(header, record.payload)
-          bytes += header.length + record.payload.length
-        }
+        const { parts, bytes } = framed(records)
         const handle = target.handle as fs.promises.FileHandle
         try {
           await writeAll(handle, parts)
@@ -136,9 +142,7 @@ export function openWal(dir: string) {
     /** Keeps records the store refused beside the log (`<segment>.rejected`, same framing, never replayed). */
     quarantine(segment: WalSegment, records: WalRecord[]): string {
       const target = `${segment.file}.rejected`
-      const parts: Buffer[] = []
-      for (const record of records) parts.push(frame(record), record.payload)
-      fs.writeFileSync(target, Buffer.concat(parts))
+      fs.writeFileSync(target, Buffer.concat(framed(records).parts))
       return target
     },
 
