@@ -2,6 +2,7 @@
 // a missing key is a definite answer, and any evaluation error is "no match".
 
 import { compareInstants, type Instant, parseFilterDate, parsePropertyDate } from './dates.js'
+import { type CompiledRegex, compileRegex, searchRegex } from './regex.js'
 import { compareSemver, type ParsedSemver, parseSemverLoose, parseSemverRequirement, satisfies } from './semver.js'
 import type { PropertyFilter } from './types.js'
 
@@ -15,7 +16,7 @@ export interface MatchOptions {
 interface FilterCache {
   lowerValue?: string
   asciiLowerValue?: string
-  regex?: RegExp | null
+  regex?: CompiledRegex | null
   semver?: ParsedSemver | null
   requirement?: ReturnType<typeof parseSemverRequirement>
   numeric?: number | null
@@ -103,37 +104,7 @@ function asciiLowerFilterValue(filter: PropertyFilter, filterValue: unknown): st
   return cache.asciiLowerValue
 }
 
-/**
- * Translates a Rust-regex pattern into a JS RegExp. Returns null for patterns that do not compile, which
- * the server treats as "no match" for both `regex` and `not_regex`.
- */
-export function compileRegex(pattern: string): RegExp | null {
-  let source = pattern
-  let flags = ''
-  const inline = /^\(\?([imsx]+)\)/.exec(source)
-  if (inline) {
-    if (inline[1].includes('x')) return null
-    source = source.slice(inline[0].length)
-    if (inline[1].includes('i')) flags += 'i'
-    if (inline[1].includes('m')) flags += 'm'
-    if (inline[1].includes('s')) flags += 's'
-  }
-  source = source
-    .replace(/\(\?P</g, '(?<')
-    .replace(/\\A/g, '^')
-    .replace(/\\z/g, '$')
-  try {
-    return new RegExp(source, `${flags}u`)
-  } catch {
-    try {
-      return new RegExp(source, flags)
-    } catch {
-      return null
-    }
-  }
-}
-
-function regexOf(filter: PropertyFilter, filterValue: unknown): RegExp | null {
+function regexOf(filter: PropertyFilter, filterValue: unknown): CompiledRegex | null {
   const cache = cacheOf(filter)
   if (cache.regex === undefined) cache.regex = compileRegex(stringifyValue(filterValue))
   return cache.regex
@@ -221,9 +192,10 @@ export function matchProperty(
     }
     case 'regex':
     case 'not_regex': {
+      // A pattern that does not compile, or a value too long to search, is no match for both operators.
       const regex = regexOf(filter, filterValue)
-      if (!regex) return false
-      const found = regex.test(stringifyValue(value))
+      const found = regex ? searchRegex(regex, stringifyValue(value)) : null
+      if (found === null) return false
       return operator === 'regex' ? found : !found
     }
     case 'gt':
