@@ -110,6 +110,10 @@ export function timeKeyHint(
     : `lessOrEquals(${column}, plus(${at}, toIntervalMicrosecond(1)))`
 }
 
+/** Functions whose value changes from row to row (or block to block) without reading a column. */
+const ROW_DEPENDENT_CALLS =
+  /^(?:arrayJoin|rand\w*|random\w*|generate\w*|rowNumberIn\w*|blockNumber|blockSize|neighbor|running\w*|materialize|ignore|fuzzBits|randomString\w*|canonicalRand|nowInBlock\w*)$/i
+
 /** Whether an expression has one value for the whole query (no column, alias, subquery or arrayJoin in it). */
 export function isRowIndependent(e: ast.Expr): boolean {
   switch (e.kind) {
@@ -118,7 +122,7 @@ export function isRowIndependent(e: ast.Expr): boolean {
     case 'ArithmeticOperation':
       return isRowIndependent(e.left) && isRowIndependent(e.right)
     case 'Call':
-      return e.name !== 'arrayJoin' && !e.params && !e.distinct && e.args.every(isRowIndependent)
+      return !ROW_DEPENDENT_CALLS.test(e.name) && !e.params && !e.distinct && e.args.every(isRowIndependent)
     case 'Array':
     case 'Tuple':
       return e.exprs.every(isRowIndependent)

@@ -46,6 +46,24 @@ export interface CompiledQuery {
 export const DEFAULT_RETURNED_ROWS = 100
 export const MAX_SELECT_RETURNED_ROWS = 50_000
 
+/**
+ * Keep every user expression above the team filter. Each physical table is read through a subquery whose only
+ * condition is the team (and date bounds Burrow derives from constants); these settings stop the engine from
+ * moving the query's own conditions into that subquery (`query_plan_filter_push_down`; the old analyzer's
+ * `enable_optimize_predicate_expression`), from fusing them with the team filter into one step that evaluates
+ * both on every row read (`query_plan_merge_filters`), and from moving any condition into PREWHERE, which runs
+ * on whole granules before the team filter (`optimize_move_to_prewhere`). The engine's primary-key analysis
+ * still sees the conditions above the read, so granules are skipped as before. `SELECT *` inside the subquery
+ * must carry the materialized property columns out (`asterisk_include_materialized_columns`).
+ */
+export const ISOLATION_SETTINGS = [
+  'query_plan_filter_push_down=0',
+  'query_plan_merge_filters=0',
+  'optimize_move_to_prewhere=0',
+  'enable_optimize_predicate_expression=0',
+  'asterisk_include_materialized_columns=1',
+]
+
 /** ClickHouse settings on every query: read-only, bounded, and the semantics HogQL relies on. */
 const SETTINGS = [
   'readonly=2',
@@ -56,6 +74,7 @@ const SETTINGS = [
   'transform_null_in=1',
   'optimize_min_equality_disjunction_chain_length=4294967295',
   'allow_experimental_join_condition=1',
+  ...ISOLATION_SETTINGS,
 ].join(', ')
 
 const validZones = new Set<string>(['UTC'])

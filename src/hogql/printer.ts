@@ -96,8 +96,13 @@ export class ClickHousePrinter extends ExprPrinter {
     for (const item of node.select) this.selectItem(item, scope, selectSql, columns, used)
 
     const arrayJoin = node.arrayJoinList?.map((x) => this.expr(x, scope).sql).join(', ')
-    const prewhere = node.prewhere && this.expr(node.prewhere, scope).sql
-    const where = node.where && this.expr(node.where, scope)
+    // PREWHERE would run before the team filter of the table's subquery: it is an optimisation with the meaning
+    // of a WHERE condition, so it becomes one (the engine still reads the team's rows by the primary key).
+    const condition: ast.Expr | undefined =
+      node.prewhere && node.where
+        ? { kind: 'And', exprs: [node.prewhere, node.where] }
+        : (node.prewhere ?? node.where)
+    const where = condition && this.expr(condition, scope)
     const groupBy = node.groupBy?.map((x) => this.expr(x, scope).sql).join(', ')
     const having = node.having && this.expr(node.having, scope).sql
     const windows = node.windowExprs
@@ -115,22 +120,17 @@ export class ClickHousePrinter extends ExprPrinter {
     const limit = node.limit && this.expr(node.limit, scope).sql
     const offset = node.offset && this.expr(node.offset, scope).sql
     const constraints = scope.sources.map((s) => this.constraint(s, scope))
-
-    const guards: string[] = []
-    const from = node.from ? this.fromClause(scope, constraints, guards) : undefined
+    const isAlwaysTrue = !where || where.ty.constant?.value === 1 || where.ty.constant?.value === true
+    // Implied by the condition itself: they change no result, and let the engine skip granules by date. They
+    // compare the bare time column of the first table with values that are the same for every row, so they go
+    // into that table's team-filtered subquery (see `tableItem`).
+    const hints = !isAlwaysTrue && where.hints ? where.hints : []
+    const from = node.from ? this.fromClause(scope, constraints, hints) : undefined
 
     parts.push(`SELECT${node.distinct ? ' DISTINCT' : ''} ${selectSql.join(', ')}`)
     if (from) parts.push(`FROM ${from}`)
     if (arrayJoin) parts.push(`${keyword(node.arrayJoinOp, ARRAY_JOIN_OPS, 'ARRAY JOIN')} ${arrayJoin}`)
-    if (prewhere) parts.push(`PREWHERE ${prewhere}`)
-    const whereParts = [...guards]
-    if (where && where.ty.constant?.value !== 1 && where.ty.constant?.value !== true) {
-      whereParts.push(where.sql)
-      // implied by the condition itself: they change no result, and let the engine skip granules by date
-      if (where.hints) whereParts.push(...where.hints)
-    }
-    if (whereParts.length)
-      parts.push(`WHERE ${whereParts.length === 1 ? whereParts[0] : `and(${whereParts.join(', ')})`}`)
+    if (!isAlwaysTrue) parts.push(`WHERE ${where.sql}`)
     if (groupBy) {
       const mode = node.groupByMode
         ? ` WITH ${keyword(node.groupByMode.toUpperCase(), GROUP_BY_MODES, 'GROUP BY')}`
@@ -291,11 +291,11 @@ export class ClickHousePrinter extends ExprPrinter {
     return `ON ${this.expr(c.expr, scope).sql}`
   }
 
-  private fromClause(scope: Scope, constraints: (string | undefined)[], guards: string[]): string {
+  private fromClause(scope: Scope, constraints: (string | undefined)[], hints: string[]): string {
     let sql = ''
     scope.sources.forEach((src, i) => {
       const j = src.join!
-      const item = this.tableItem(src, guards)
+      const item = this.tableItem(src, i === 0 ? hints : [])
       sql += i === 0 ? item : ` ${keyword(j.joinType, JOIN_OPS, 'JOIN')} ${item}`
       if (constraints[i]) sql += ` ${constraints[i]}`
       if (!src.wrapped) sql += this.lazyJoins(src)
@@ -303,28 +303,36 @@ export class ClickHousePrinter extends ExprPrinter {
     return sql
   }
 
-  private tableItem(src: Source, guards: string[]): string {
+  /**
+   * A table of the virtual schema as the query reads it. Every physical table is a subquery that keeps the
+   * caller's team rows and nothing else, and the query's own expressions stay outside it: with the engine's
+   * filter push-down, filter merging and PREWHERE moves turned off (see `ISOLATION_SETTINGS` in compile.ts), no
+   * user expression is ever evaluated on another team's row, so none can throw or return its values.
+   */
+  private tableItem(src: Source, hints: string[]): string {
     const j = src.join!
     const alias = quoteIdent(src.alias)
-    const modifiers = (j.final ? ' FINAL' : '') + sampleSql(j.sample)
-    if (src.tableSql) return src.alias ? `${src.tableSql} AS ${alias}${modifiers}` : src.tableSql
+    if (src.tableSql) {
+      const modifiers = (j.final ? ' FINAL' : '') + sampleSql(j.sample)
+      return src.alias ? `${src.tableSql} AS ${alias}${modifiers}` : src.tableSql
+    }
     const def = src.def!
     let table: string
     if (def.ch) {
-      table = def.ch === src.alias ? def.ch : `${def.ch} AS ${alias}`
-      table += modifiers
-      if (!src.wrapped) {
-        guards.push(`equals(${alias}.team_id, ${TEAM})`)
-        return table
-      }
+      const modifiers = (j.final ? ' FINAL' : '') + sampleSql(j.sample)
+      const filter = [`equals(${alias}.team_id, ${TEAM})`, ...hints]
+      const where = filter.length === 1 ? filter[0] : `and(${filter.join(', ')})`
+      const inner = def.ch === src.alias ? def.ch : `${def.ch} AS ${alias}`
+      table = `(SELECT * FROM ${inner}${modifiers} WHERE ${where}) AS ${alias}`
+      if (!src.wrapped || !src.joins.size) return table
     } else {
-      table = `(${def.lazySelect!(src.needed, TEAM)}) AS ${alias}${modifiers}`
+      if (j.final || j.sample) throw new HogQLValidationError(`Table '${def.name}' does not support FINAL or SAMPLE`)
+      table = `(${def.lazySelect!(src.needed, TEAM)}) AS ${alias}`
       if (!src.wrapped || !src.joins.size) return table
     }
-    // wrapped: a subquery that filters by team inside and carries the lazy-joined columns out
+    // wrapped: a subquery that carries the lazy-joined columns out
     const extra = [...src.wrapCols].map(([flat, inner]) => `, ${inner} AS ${quoteIdent(flat)}`).join('')
-    const filter = def.ch ? ` WHERE equals(${alias}.team_id, ${TEAM})` : ''
-    return `(SELECT ${alias}.*${extra} FROM ${table}${this.lazyJoins(src)}${filter}) AS ${alias}`
+    return `(SELECT ${alias}.*${extra} FROM ${table}${this.lazyJoins(src)}) AS ${alias}`
   }
 
   private lazyJoins(src: Source): string {

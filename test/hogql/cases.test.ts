@@ -24,7 +24,7 @@ function inlineSql(query: string, ctx: Partial<CompileContext> = {}): string {
     .replace(/ SETTINGS .*$/, '')
 }
 const exprSql = (expr: string, ctx: Partial<CompileContext> = {}) =>
-  inlineSql(`SELECT ${expr} FROM events`, ctx).replace(/^SELECT (.*) FROM events WHERE .*$/, '$1')
+  inlineSql(`SELECT ${expr} FROM events`, ctx).replace(/^SELECT (.*) FROM \(SELECT \* FROM events WHERE .*$/, '$1')
 
 describe('translation cases', () => {
   const exprCases: [number, string, string][] = [
@@ -80,21 +80,22 @@ describe('translation cases', () => {
     )
   })
 
-  const guard = 'WHERE equals(events.team_id, <team>)'
+  const events = '(SELECT * FROM events WHERE equals(events.team_id, <team>)) AS events'
   const selectCases: [number, string, string][] = [
-    [68, 'select 1 + 2, 3 + 4 from events', `SELECT plus(1, 2), plus(3, 4) FROM events ${guard} LIMIT 100`],
+    [68, 'select 1 + 2, 3 + 4 from events', `SELECT plus(1, 2), plus(3, 4) FROM ${events} LIMIT 100`],
     [
       70,
       "select 1 from events prewhere 1 == 2 where event='name'",
-      "SELECT 1 FROM events PREWHERE 0 WHERE and(equals(events.team_id, <team>), equals(events.event, 'name')) LIMIT 100",
+      // PREWHERE is a WHERE condition here (it would run before the team filter): 0 AND … is 0
+      `SELECT 1 FROM ${events} WHERE 0 LIMIT 100`,
     ],
     [
       71,
       'select event from events order by event desc, timestamp',
-      `SELECT events.event AS event FROM events ${guard} ORDER BY events.event DESC, toTimeZone(events.timestamp, 'UTC') ASC LIMIT 100`,
+      `SELECT events.event AS event FROM ${events} ORDER BY events.event DESC, toTimeZone(events.timestamp, 'UTC') ASC LIMIT 100`,
     ],
-    [72, 'select event from events limit (select 100000000)', `${guard} LIMIT min2(50000, (SELECT 100000000))`],
-    [73, 'select event from events offset 10', `${guard} LIMIT 100 OFFSET 10`],
+    [72, 'select event from events limit (select 100000000)', `${events} LIMIT min2(50000, (SELECT 100000000))`],
+    [73, 'select event from events offset 10', `${events} LIMIT 100 OFFSET 10`],
     [
       74,
       'select event from events group by event, timestamp',
@@ -103,14 +104,14 @@ describe('translation cases', () => {
     [
       75,
       'SELECT event from (select distinct event from events group by event, timestamp) e',
-      `SELECT e.event AS event FROM (SELECT DISTINCT events.event AS event FROM events ${guard} GROUP BY events.event, toTimeZone(events.timestamp, 'UTC')) AS e LIMIT 100`,
+      `SELECT e.event AS event FROM (SELECT DISTINCT events.event AS event FROM ${events} GROUP BY events.event, toTimeZone(events.timestamp, 'UTC')) AS e LIMIT 100`,
     ],
-    [76, 'SELECT events.event FROM events SAMPLE 1', `SELECT events.event AS event FROM events ${guard} LIMIT 100`],
-    [77, 'SELECT events.event FROM events SAMPLE 0.1 OFFSET 1/10', `FROM events SAMPLE 0.1 OFFSET 1/10 ${guard}`],
+    [76, 'SELECT events.event FROM events SAMPLE 1', `SELECT events.event AS event FROM ${events} LIMIT 100`],
+    [77, 'SELECT events.event FROM events SAMPLE 0.1 OFFSET 1/10', 'FROM (SELECT * FROM events SAMPLE 0.1 OFFSET 1/10 WHERE equals(events.team_id, <team>)) AS events'],
     [
       84,
       'SELECT distinct_id, min(timestamp) over win1 as timestamp FROM events WINDOW win1 as (PARTITION by distinct_id ORDER BY timestamp DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)',
-      "min(toTimeZone(events.timestamp, 'UTC')) OVER win1 AS timestamp FROM events WHERE equals(events.team_id, <team>) WINDOW win1 AS (PARTITION BY events.distinct_id ORDER BY timestamp DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)",
+      `min(toTimeZone(events.timestamp, 'UTC')) OVER win1 AS timestamp FROM ${events} WINDOW win1 AS (PARTITION BY events.distinct_id ORDER BY timestamp DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`,
     ],
     [
       88,
@@ -125,7 +126,7 @@ describe('translation cases', () => {
   it('case 78: comma join is a CROSS JOIN and raw_groups reads the groups table, team-filtered on both sides', () => {
     const sql = inlineSql('select 1 from events, raw_groups')
     expect(sql).toBe(
-      'SELECT 1 FROM events CROSS JOIN (SELECT raw_groups.* FROM groups AS raw_groups WHERE equals(raw_groups.team_id, <team>)) AS raw_groups WHERE equals(events.team_id, <team>) LIMIT 100',
+      'SELECT 1 FROM (SELECT * FROM events WHERE equals(events.team_id, <team>)) AS events CROSS JOIN (SELECT * FROM groups AS raw_groups WHERE equals(raw_groups.team_id, <team>)) AS raw_groups LIMIT 100',
     )
   })
 

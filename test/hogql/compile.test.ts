@@ -36,7 +36,7 @@ describe('limits and pagination', () => {
 
   it('gives no default limit to subqueries', () => {
     expect(body('SELECT * FROM (SELECT event FROM events)')).toMatch(
-      /^SELECT event FROM \(SELECT events.event AS event FROM events WHERE [^)]*\)\) LIMIT 100$/,
+      /^SELECT event FROM \(SELECT events.event AS event FROM \(SELECT \* FROM events WHERE [^)]*\)\) AS events\) LIMIT 100$/,
     )
   })
 })
@@ -59,7 +59,7 @@ describe('placeholders', () => {
       placeholders: { filters: trustedExpr(parseExpr("event = 'a'")) },
     })
     expect(sql).toContain(
-      'and(equals(events.team_id, {hogql_team_id:Int64}), equals(events.event, {hogql_val_0:String}))',
+      'FROM (SELECT * FROM events WHERE equals(events.team_id, {hogql_team_id:Int64})) AS events WHERE equals(events.event, {hogql_val_0:String})',
     )
   })
 
@@ -146,7 +146,7 @@ describe('names, columns and timezones', () => {
 
   it('lets an alias shadow a column outside its own definition', () => {
     expect(body('SELECT toDate(timestamp) AS timestamp FROM events ORDER BY timestamp')).toContain(
-      "SELECT toDate(toTimeZone(events.timestamp, 'UTC')) AS timestamp FROM events WHERE equals(events.team_id, {hogql_team_id:Int64}) ORDER BY timestamp ASC",
+      "SELECT toDate(toTimeZone(events.timestamp, 'UTC')) AS timestamp FROM (SELECT * FROM events WHERE equals(events.team_id, {hogql_team_id:Int64})) AS events ORDER BY timestamp ASC",
     )
   })
 })
@@ -156,7 +156,7 @@ describe('materialized property columns', () => {
 
   it('reads a materialized event property from its column', () => {
     expect(body("SELECT properties.$browser, properties['$browser'] AS b FROM events", materialized)).toContain(
-      'SELECT events.`mat_$browser` AS `$browser`, events.`mat_$browser` AS b FROM events',
+      'SELECT events.`mat_$browser` AS `$browser`, events.`mat_$browser` AS b FROM (SELECT * FROM events WHERE',
     )
   })
 
@@ -184,7 +184,7 @@ describe('materialized property columns', () => {
       'SELECT e.properties.$browser FROM persons p JOIN events e ON e.distinct_id = toString(p.id)',
       materialized,
     )
-    expect(sql).toContain('(SELECT e.* FROM events AS e WHERE equals(e.team_id, {hogql_team_id:Int64})) AS e')
+    expect(sql).toContain('(SELECT * FROM events AS e WHERE equals(e.team_id, {hogql_team_id:Int64})) AS e')
     expect(sql).toContain('JSONExtractRaw(e.properties, {hogql_val_0:String})')
     expect(sql).not.toContain('mat_')
   })
