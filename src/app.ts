@@ -29,6 +29,7 @@ import { ingestRoutes } from './ingest/routes.js'
 import { createIngestService } from './ingest/service.js'
 import { createUsageStore } from './ingest/usage-store.js'
 import { organizationRoutes } from './organizations/routes.js'
+import { createOrganizationService } from './organizations/service.js'
 import { createOrganizationStore } from './organizations/store.js'
 import { createPersonCache } from './persons/cache.js'
 import { createPersonStore } from './persons/store.js'
@@ -188,7 +189,11 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
 
   await app.register(projectRoutes({ projects: services.projects, siteUrl: config.siteUrl }))
   await app.register(definitionRoutes({ definitions: services.definitions, siteUrl: config.siteUrl }))
-  await app.register(organizationRoutes({ organizations: stores.organizations, projects: stores.projects }))
+  await app.register(
+    organizationRoutes({
+      organizations: createOrganizationService({ organizations: stores.organizations, projects: stores.projects }),
+    }),
+  )
   await app.register(
     userRoutes({ keys: services.keys, organizations: stores.organizations, projects: stores.projects }),
   )

@@ -70,7 +70,12 @@ export async function ensureDemoAccount(burrow: {
   })
   await deps.organizations.addMember(org.id, user.id, 15, now)
   const project = await deps.projects.create(
-    { organizationIds: [org.id], scopedTeams: null, scopedOrganizations: null, currentOrganizationId: org.id },
+    {
+      memberships: [{ organization_id: org.id, level: 15 }],
+      scopedTeams: null,
+      scopedOrganizations: null,
+      currentOrganizationId: org.id,
+    },
     { name: 'Demo Project', timezone: 'UTC' },
   )
   await deps.users.update(user.id, { current_project_id: project.id })

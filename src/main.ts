@@ -2,6 +2,7 @@
 import { buildApp } from './app.js'
 import { ensureDemoAccount } from './bootstrap.js'
 import { ConfigError, loadConfig } from './config.js'
+import { runKeysCommand } from './users/keys-cli.js'
 
 async function start() {
   const config = loadConfig()
@@ -46,7 +47,12 @@ async function migrate() {
   process.stdout.write('migrations applied\n')
 }
 
-const commands: Record<string, () => Promise<void>> = { start, migrate }
+/** `burrow keys create|list|roll|revoke …`: personal API keys, made here until a logged-in session can. */
+async function keys() {
+  process.exitCode = await runKeysCommand(process.argv.slice(3))
+}
+
+const commands: Record<string, () => Promise<void>> = { start, migrate, keys }
 const name = process.argv[2] ?? 'start'
 const command = commands[name]
 if (!command) {

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Membership } from '../organizations/levels.js'
 import type { OrganizationStore } from '../organizations/store.js'
 import type { ProjectRow, ProjectStore } from '../projects/store.js'
 import type { PersonalApiKeyRow, PersonalApiKeyStore, UserRow, UserStore } from '../users/store.js'
 import { AuthenticationError, NotFound, PermissionDenied } from './errors.js'
 import { hashPersonalApiKey } from './keys.js'
-import { hasScope } from './scopes.js'
+import { hasScope, NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY } from './scopes.js'
 
 export interface AuthContext {
   user: UserRow
@@ -14,11 +15,16 @@ export interface AuthContext {
   scopedTeams: number[] | null
   scopedOrganizations: string[] | null
   organizationIds: string[]
+  /** The user's organizations with their membership levels (1 member, 8 admin, 15 owner). */
+  memberships: Membership[]
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Required personal-API-key scope; `null` marks a public route (project key or none). */
+    /**
+     * Required personal-API-key scope; `null` marks a public route (project key or none). `SESSION_ONLY` and
+     * `OWN_KEY_ONLY` (scopes.ts) mark routes that keys may not use, or use only on themselves.
+     */
     scope?: string | null
     /** The handler finds the project itself (e.g. from `?token=`) and checks the key's project scoping. */
     projectFromRequest?: boolean
@@ -54,7 +60,7 @@ const parseJsonList = <T>(text: string | null): T[] | null => {
 
 /**
  * Personal-API-key authentication and scopes for every route whose config names a scope. Project routes
- * (`:projectId`) also load the project and check the key's project scoping and the user's membership.
+ * (`:projectId`) also load the project and check the user's membership and the key's project scoping.
  */
 export const authPlugin = fp(
   async (
@@ -86,6 +92,8 @@ export const authPlugin = fp(
       if (!key.last_used_at || now.getTime() - Date.parse(key.last_used_at) > HOUR_MS) {
         await deps.keys.touch(key.id, now.toISOString())
       }
+      // Only a logged-in session manages keys; a key may read itself and nothing else of the kind.
+      if (scope === SESSION_ONLY) throw new PermissionDenied(NO_PERSONAL_API_KEY_ACCESS)
       const memberships = await deps.organizations.memberships(user.id)
       const auth: AuthContext = {
         user,
@@ -94,15 +102,20 @@ export const authPlugin = fp(
         scopedTeams: parseJsonList<number>(key.scoped_teams),
         scopedOrganizations: parseJsonList<string>(key.scoped_organizations),
         organizationIds: memberships.map((m) => m.organization_id),
+        memberships,
       }
       req.auth = auth
+      if (scope === OWN_KEY_ONLY) return
 
       const params = req.params as Record<string, string> | undefined
       const projectParam = params?.projectId
       if (projectParam !== undefined) {
         const id = /^\d{1,15}$/.test(projectParam) ? Number(projectParam) : Number.NaN
         const project = Number.isNaN(id) ? undefined : await deps.projects.get(id)
-        if (!project) throw new NotFound('Project not found.')
+        // Another organization's project answers exactly as a missing one, so ids cannot be probed.
+        if (!project || !auth.organizationIds.includes(project.organization_id)) {
+          throw new NotFound('Project not found.')
+        }
         if (!hasScope(auth.scopes, scope)) throw new PermissionDenied(`API key missing required scope '${scope}'`)
         if (auth.scopedTeams && !auth.scopedTeams.includes(project.id)) {
           throw new PermissionDenied(`API key does not have access to the requested project: ID ${project.id}.`)
@@ -111,9 +124,6 @@ export const authPlugin = fp(
           throw new PermissionDenied(
             `API key does not have access to the requested organization: ID ${project.organization_id}.`,
           )
-        }
-        if (!auth.organizationIds.includes(project.organization_id)) {
-          throw new PermissionDenied("You don't have access to the project.")
         }
         req.project = project
         return

@@ -37,9 +37,18 @@ export function isValidScope(scope: string): boolean {
   return extra === undefined && (action === 'read' || action === 'write') && SCOPE_OBJECTS.includes(object as never)
 }
 
-/** `*` grants all; `x:write` implies `x:read`; empty scopes (legacy keys) may do anything. */
+/**
+ * Route markers used in place of a scope. `SESSION_ONLY`: only a logged-in session may use the route, every
+ * personal API key is refused (PostHog's `INTERNAL` scope object). `OWN_KEY_ONLY`: a key may use the route on
+ * itself only, whatever its scopes (PostHog's personal-API-key viewset); the route checks which key.
+ */
+export const SESSION_ONLY = 'session'
+export const OWN_KEY_ONLY = 'own_key'
+export const NO_PERSONAL_API_KEY_ACCESS = 'This action does not support Personal API Key access'
+
+/** `*` grants all; `x:write` implies `x:read`; a key without scopes may do nothing (creating one is refused). */
 export function hasScope(granted: readonly string[], required: string): boolean {
-  if (granted.length === 0 || granted.includes('*') || granted.includes(required)) return true
+  if (granted.includes('*') || granted.includes(required)) return true
   const [object, action] = required.split(':')
   return action === 'read' && granted.includes(`${object}:write`)
 }

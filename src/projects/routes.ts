@@ -6,7 +6,7 @@ import { Project, ProjectCreate, ProjectParams, ProjectUpdate } from './schemas.
 import { type Caller, type ProjectService, toProject } from './service.js'
 
 const callerOf = (auth: AuthContext): Caller => ({
-  organizationIds: auth.organizationIds,
+  memberships: auth.memberships,
   scopedTeams: auth.scopedTeams,
   scopedOrganizations: auth.scopedOrganizations,
   currentOrganizationId: auth.user.current_organization_id,
@@ -55,7 +55,7 @@ export function projectRoutes(deps: { projects: ProjectService; siteUrl: string 
         schema: { tags: ['projects'], params: ProjectParams, body: ProjectUpdate, response: { 200: Project } },
         config: { scope: 'project:write' },
       },
-      async (req) => deps.projects.update(req.project, req.body as ProjectUpdate),
+      async (req) => deps.projects.update(callerOf(req.auth), req.project, req.body as ProjectUpdate),
     )
   }
 }

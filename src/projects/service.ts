@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import { NotFound, PermissionDenied, ValidationError } from '../http/errors.js'
 import { newProjectApiKey } from '../http/keys.js'
+import { type Membership, MembershipLevel, requireLevel } from '../organizations/levels.js'
 import type { Project, ProjectCreate, ProjectUpdate } from './schemas.js'
 import type { ProjectRow, ProjectStore } from './store.js'
 
@@ -27,7 +28,8 @@ export function toProject(row: ProjectRow): Project {
 }
 
 export interface Caller {
-  organizationIds: string[]
+  /** The caller's organizations with their levels; only admins and owners create or change projects. */
+  memberships: readonly Membership[]
   scopedTeams: number[] | null
   scopedOrganizations: string[] | null
   currentOrganizationId: string | null
@@ -40,7 +42,7 @@ export function createProjectService(deps: {
 }) {
   return {
     async list(caller: Caller): Promise<Project[]> {
-      const rows = await deps.projects.listForOrganizations(caller.organizationIds)
+      const rows = await deps.projects.listForOrganizations(caller.memberships.map((m) => m.organization_id))
       return rows
         .filter((r) => !caller.scopedTeams || caller.scopedTeams.includes(r.id))
         .filter((r) => !caller.scopedOrganizations || caller.scopedOrganizations.includes(r.organization_id))
@@ -48,14 +50,16 @@ export function createProjectService(deps: {
     },
 
     async create(caller: Caller, input: ProjectCreate, organizationId?: string): Promise<Project> {
-      const orgId = organizationId ?? caller.currentOrganizationId ?? caller.organizationIds[0]
-      if (!orgId || !caller.organizationIds.includes(orgId)) throw new NotFound('Organization not found.')
+      const orgIds = caller.memberships.map((m) => m.organization_id)
+      const orgId = organizationId ?? caller.currentOrganizationId ?? orgIds[0]
+      if (!orgId || !orgIds.includes(orgId)) throw new NotFound('Organization not found.')
       if (caller.scopedOrganizations && !caller.scopedOrganizations.includes(orgId)) {
         throw new PermissionDenied(`API key does not have access to the requested organization: ID ${orgId}.`)
       }
       if (caller.scopedTeams) {
         throw new PermissionDenied('API keys with scoped projects are only supported on project-based endpoints.')
       }
+      requireLevel(caller.memberships, orgId, MembershipLevel.ADMIN)
       const timezone = input.timezone ?? 'UTC'
       if (!isValidTimezone(timezone))
         throw new ValidationError(`"${timezone}" is not a valid choice.`, 'timezone', 'invalid_choice')
@@ -73,7 +77,9 @@ export function createProjectService(deps: {
       return toProject(row)
     },
 
-    async update(project: ProjectRow, input: ProjectUpdate): Promise<Project> {
+    /** The caller is a member of the project's organization (checked when the project was loaded). */
+    async update(caller: Caller, project: ProjectRow, input: ProjectUpdate): Promise<Project> {
+      requireLevel(caller.memberships, project.organization_id, MembershipLevel.ADMIN)
       if (input.timezone !== undefined && !isValidTimezone(input.timezone)) {
         throw new ValidationError(`"${input.timezone}" is not a valid choice.`, 'timezone', 'invalid_choice')
       }

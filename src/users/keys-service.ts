@@ -1,5 +1,5 @@
 import crypto from 'node:crypto'
-import { NotFound, PermissionDenied, ValidationError } from '../http/errors.js'
+import { NotFound, ValidationError } from '../http/errors.js'
 import { hashPersonalApiKey, maskKey, newPersonalApiKey } from '../http/keys.js'
 import { isValidScope } from '../http/scopes.js'
 import type { PersonalApiKeyRow, PersonalApiKeyStore } from './store.js'
@@ -38,7 +38,7 @@ export function toPersonalApiKey(row: PersonalApiKeyRow, value: string | null = 
     last_used_at: row.last_used_at,
     last_rolled_at: row.last_rolled_at,
     user_id: row.user_id,
-    scopes: scopes.length > 0 ? scopes : ['*'],
+    scopes,
     scoped_teams: row.scoped_teams ? (JSON.parse(row.scoped_teams) as number[]) : null,
     scoped_organizations: row.scoped_organizations ? (JSON.parse(row.scoped_organizations) as string[]) : null,
   }
@@ -61,11 +61,18 @@ export function createPersonalApiKeyService(deps: {
       return toPersonalApiKey(row)
     },
 
-    /** Creates a key; the plaintext value is returned only here. */
+    /**
+     * Creates a key; the plaintext value is returned only here. The rules every way of making a key shares
+     * (a logged-in session, the `burrow keys` command): named scopes that exist, at least one of them, membership
+     * of every scoped project and organization, at most 10 keys per user.
+     */
     async create(user: { id: number; organizationIds: string[] }, input: KeyInput): Promise<PersonalApiKey> {
       const label = input.label.trim()
       if (!label) throw new ValidationError('This field may not be blank.', 'label', 'blank')
-      const scopes = input.scopes ?? ['*']
+      const scopes = input.scopes
+      if (scopes === undefined) throw new ValidationError('This field is required.', 'scopes', 'required')
+      // An empty list once meant "everything"; a key must now name what it may do ("*" for all).
+      if (scopes.length === 0) throw new ValidationError('This list may not be empty.', 'scopes', 'empty')
       for (const scope of scopes) {
         if (!isValidScope(scope)) throw new ValidationError(`Invalid scope: ${scope}`, 'scopes', 'invalid_input')
       }
@@ -108,10 +115,19 @@ export function createPersonalApiKeyService(deps: {
       return toPersonalApiKey(row, value)
     },
 
-    async remove(userId: number, id: string, callingKeyId: string) {
-      if (id === callingKeyId) {
-        throw new PermissionDenied('A personal API key cannot delete itself. Use another key.')
-      }
+    /** A new value for an existing key (same id, scopes and label); the old value stops working at once. */
+    async roll(userId: number, id: string): Promise<PersonalApiKey> {
+      if (!(await deps.keys.get(userId, id))) throw new NotFound()
+      const value = newPersonalApiKey()
+      const row = await deps.keys.update(id, {
+        secure_value: hashPersonalApiKey(value),
+        mask_value: maskKey(value),
+        last_rolled_at: deps.clock().toISOString(),
+      })
+      return toPersonalApiKey(row, value)
+    },
+
+    async remove(userId: number, id: string) {
       const result = await deps.keys.delete(userId, id)
       if (Number(result.numDeletedRows) === 0) throw new NotFound()
     },

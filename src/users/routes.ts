@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { toOrganization } from '../organizations/routes.js'
+import { PermissionDenied } from '../http/errors.js'
+import { NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY } from '../http/scopes.js'
+import { toOrganization } from '../organizations/service.js'
 import type { OrganizationStore } from '../organizations/store.js'
 import { toProject } from '../projects/service.js'
 import type { ProjectStore } from '../projects/store.js'
@@ -54,11 +56,13 @@ export function userRoutes(deps: {
       }
     })
 
+    // Keys are managed by a logged-in session only (PostHog's PersonalApiKeySelfAccessPermission): a personal API
+    // key may retrieve itself and nothing more, so no key can mint, list, roll or delete keys.
     app.get(
       '/api/personal_api_keys/',
       {
         schema: { tags: ['personal_api_keys'], response: { 200: Type.Array(KeyRecord) } },
-        config: { scope: 'user:read' },
+        config: { scope: SESSION_ONLY },
       },
       async (req) => deps.keys.list(req.auth.user.id),
     )
@@ -70,18 +74,20 @@ export function userRoutes(deps: {
           params: Type.Object({ keyId: Type.String() }),
           response: { 200: KeyRecord },
         },
-        config: { scope: 'user:read' },
+        config: { scope: OWN_KEY_ONLY },
       },
       async (req) => {
         const { keyId } = req.params as { keyId: string }
-        return deps.keys.get(req.auth.user.id, keyId === '@current' ? req.auth.key.id : keyId)
+        const key = await deps.keys.get(req.auth.user.id, keyId === '@current' ? req.auth.key.id : keyId)
+        if (key.id !== req.auth.key.id) throw new PermissionDenied(NO_PERSONAL_API_KEY_ACCESS)
+        return key
       },
     )
     app.post(
       '/api/personal_api_keys/',
       {
         schema: { tags: ['personal_api_keys'], body: KeyBody, response: { 201: KeyRecord } },
-        config: { scope: 'user:write' },
+        config: { scope: SESSION_ONLY },
       },
       async (req, reply) => {
         const created = await deps.keys.create(
@@ -91,14 +97,26 @@ export function userRoutes(deps: {
         return reply.code(201).send(created)
       },
     )
+    app.post(
+      '/api/personal_api_keys/:keyId/roll/',
+      {
+        schema: {
+          tags: ['personal_api_keys'],
+          params: Type.Object({ keyId: Type.String() }),
+          response: { 200: KeyRecord },
+        },
+        config: { scope: SESSION_ONLY },
+      },
+      async (req) => deps.keys.roll(req.auth.user.id, (req.params as { keyId: string }).keyId),
+    )
     app.delete(
       '/api/personal_api_keys/:keyId/',
       {
         schema: { tags: ['personal_api_keys'], params: Type.Object({ keyId: Type.String() }) },
-        config: { scope: 'user:write' },
+        config: { scope: SESSION_ONLY },
       },
       async (req, reply) => {
-        await deps.keys.remove(req.auth.user.id, (req.params as { keyId: string }).keyId, req.auth.key.id)
+        await deps.keys.remove(req.auth.user.id, (req.params as { keyId: string }).keyId)
         return reply.code(204).send()
       },
     )

@@ -8,6 +8,8 @@ export function createUserStore(db: Kysely<MetaDatabase>) {
   return {
     get: (id: number) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
     getByUuid: (uuid: string) => db.selectFrom('users').selectAll().where('uuid', '=', uuid).executeTakeFirst(),
+    /** The first user made (on a fresh install, the demo user). */
+    first: () => db.selectFrom('users').selectAll().orderBy('id').limit(1).executeTakeFirst(),
     getByEmail: (email: string) =>
       db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst(),
     insert: (row: Omit<UserRow, 'id'>) => db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow(),

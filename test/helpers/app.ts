@@ -94,7 +94,7 @@ export async function createTenant(
   })
   await stores.organizations.addMember(org.id, user.id, 15, now)
   const caller = {
-    organizationIds: [org.id],
+    memberships: [{ organization_id: org.id, level: 15 }],
     scopedTeams: null,
     scopedOrganizations: null,
     currentOrganizationId: org.id,
@@ -116,4 +116,27 @@ export async function createKey(t: TestApp, scopes: string[], scopedTeams?: numb
     { label: `test ${scopes.join(',')}`, scopes, scoped_teams: scopedTeams },
   )
   return { authorization: `Bearer ${key.value}` }
+}
+
+/** Another user in the demo organization at the given level (1 member, 8 admin, 15 owner), with a key. */
+export async function createMember(t: TestApp, level: number, scopes: string[] = ['*']) {
+  const { stores, services, clock } = t.burrow
+  const now = clock().toISOString()
+  const demo = await stores.users.getByEmail(t.creds.email)
+  const orgId = demo!.current_organization_id!
+  const user = await stores.users.insert({
+    uuid: crypto.randomUUID(),
+    email: `member-${crypto.randomBytes(4).toString('hex')}@example.com`,
+    password_hash: await hashPassword('correct horse battery'),
+    first_name: 'Member',
+    last_name: 'User',
+    is_email_verified: 1,
+    pending_email: null,
+    current_organization_id: orgId,
+    current_project_id: t.creds.project_id,
+    created_at: now,
+  })
+  await stores.organizations.addMember(orgId, user.id, level, now)
+  const key = await services.keys.create({ id: user.id, organizationIds: [orgId] }, { label: 'member', scopes })
+  return { user, organizationId: orgId, key: key.value as string, auth: { authorization: `Bearer ${key.value}` } }
 }

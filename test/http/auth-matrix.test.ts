@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createKey, startTestApp, type TestApp } from '../helpers/app.js'
+import { NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY } from '../../src/http/scopes.js'
+import { createKey, createTenant, startTestApp, type TestApp } from '../helpers/app.js'
 
 let t: TestApp
 let unrelatedScope: { authorization: string }
 let otherProjectOnly: { authorization: string }
 let otherProjectId: number
+let outsider: Awaited<ReturnType<typeof createTenant>>
 
 beforeAll(async () => {
   t = await startTestApp()
@@ -17,6 +19,7 @@ beforeAll(async () => {
   })
   otherProjectId = other.json().id
   otherProjectOnly = await createKey(t, ['*'], [otherProjectId])
+  outsider = await createTenant(t)
 })
 afterAll(() => t.close())
 
@@ -34,7 +37,7 @@ describe('auth matrix over every scoped route', () => {
   })
 
   it('answers 401 without a key, 401 with a bad key, 403 without the scope, and lets a good key through', async () => {
-    const scoped = t.burrow.routes.filter((r) => r.scope)
+    const scoped = t.burrow.routes.filter((r) => r.scope && r.scope !== SESSION_ONLY && r.scope !== OWN_KEY_ONLY)
     for (const route of scoped) {
       const url = concreteUrl(route.url)
       const method = route.method as 'GET'
@@ -56,6 +59,16 @@ describe('auth matrix over every scoped route', () => {
         const wrongProject = await t.burrow.app.inject({ method, url, headers: otherProjectOnly })
         expect(wrongProject.statusCode, label).toBe(403)
         expect(wrongProject.json().detail, label).toContain('does not have access to the requested project')
+
+        // Another organization's all-scopes key sees the project as missing, whatever the route.
+        const foreign = await t.burrow.app.inject({ method, url, headers: outsider.auth, payload: {} })
+        expect(foreign.statusCode, label).toBe(404)
+        expect(foreign.json(), label).toEqual({
+          type: 'invalid_request',
+          code: 'not_found',
+          detail: 'Project not found.',
+          attr: null,
+        })
       }
 
       const good = await t.burrow.app.inject({
@@ -65,6 +78,37 @@ describe('auth matrix over every scoped route', () => {
         payload: method === 'GET' ? undefined : {},
       })
       expect([401, 403], label).not.toContain(good.statusCode)
+    }
+  })
+
+  it('refuses every personal API key on the routes that manage keys, the all-scopes key included', async () => {
+    const sessionOnly = t.burrow.routes.filter((r) => r.scope === SESSION_ONLY)
+    expect(sessionOnly.map((r) => `${r.method} ${r.url}`)).toEqual(
+      expect.arrayContaining([
+        'GET /api/personal_api_keys/',
+        'POST /api/personal_api_keys/',
+        'DELETE /api/personal_api_keys/:keyId/',
+        'POST /api/personal_api_keys/:keyId/roll/',
+      ]),
+    )
+    for (const route of sessionOnly) {
+      const method = route.method as 'GET'
+      const url = concreteUrl(route.url)
+      const label = `${route.method} ${route.url}`
+      const none = await t.burrow.app.inject({ method, url })
+      expect(none.statusCode, label).toBe(401)
+      const bad = await t.burrow.app.inject({ method, url, headers: { authorization: 'Bearer phx_not_a_real_key' } })
+      expect(bad.statusCode, label).toBe(401)
+      for (const headers of [t.auth, unrelatedScope, otherProjectOnly, outsider.auth]) {
+        const res = await t.burrow.app.inject({ method, url, headers, payload: method === 'GET' ? undefined : {} })
+        expect(res.statusCode, label).toBe(403)
+        expect(res.json(), label).toEqual({
+          type: 'authentication_error',
+          code: 'permission_denied',
+          detail: NO_PERSONAL_API_KEY_ACCESS,
+          attr: null,
+        })
+      }
     }
   })
 

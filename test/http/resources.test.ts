@@ -7,7 +7,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-describe('projects, users and personal API keys', () => {
+describe('projects, users and organizations', () => {
   it('creates a project with its own project API key', async () => {
     const res = await t.burrow.app.inject({
       method: 'POST',
@@ -42,60 +42,14 @@ describe('projects, users and personal API keys', () => {
       url: `/api/projects/${other.project.id}/`,
       headers: t.auth,
     })
-    expect(theirs.statusCode).toBe(403)
+    expect(theirs.statusCode).toBe(404)
+    expect(theirs.json().detail).toBe('Project not found.')
   })
 
   it('describes the calling user', async () => {
     const res = await t.burrow.app.inject({ method: 'GET', url: '/api/users/@me/', headers: t.auth })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({ email: t.creds.email, team: { id: t.creds.project_id } })
-  })
-
-  it('returns a personal key value only on creation and stores only its hash', async () => {
-    const created = await t.burrow.app.inject({
-      method: 'POST',
-      url: '/api/personal_api_keys/',
-      headers: t.auth,
-      payload: { label: 'ci', scopes: ['query:read'] },
-    })
-    expect(created.statusCode).toBe(201)
-    const key = created.json()
-    expect(key.value).toMatch(/^phx_/)
-    expect(key.mask_value).toBe(`phx_...${key.value.slice(-4)}`)
-
-    const read = await t.burrow.app.inject({ method: 'GET', url: `/api/personal_api_keys/${key.id}/`, headers: t.auth })
-    expect(read.json().value).toBeNull()
-    const row = await t.burrow.meta.db
-      .selectFrom('personal_api_keys')
-      .selectAll()
-      .where('id', '=', key.id)
-      .executeTakeFirst()
-    expect(row?.secure_value).toMatch(/^sha256\$[0-9a-f]{64}$/)
-    expect(JSON.stringify(row)).not.toContain(key.value)
-
-    const del = await t.burrow.app.inject({
-      method: 'DELETE',
-      url: `/api/personal_api_keys/${key.id}/`,
-      headers: t.auth,
-    })
-    expect(del.statusCode).toBe(204)
-    const gone = await t.burrow.app.inject({
-      method: 'GET',
-      url: '/api/projects/',
-      headers: { authorization: `Bearer ${key.value}` },
-    })
-    expect(gone.statusCode).toBe(401)
-  })
-
-  it('rejects an unknown scope', async () => {
-    const res = await t.burrow.app.inject({
-      method: 'POST',
-      url: '/api/personal_api_keys/',
-      headers: t.auth,
-      payload: { label: 'bad', scopes: ['everything:read'] },
-    })
-    expect(res.statusCode).toBe(400)
-    expect(res.json()).toMatchObject({ detail: 'Invalid scope: everything:read', attr: 'scopes' })
   })
 
   it('reads the current organization', async () => {
