@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { OWN_KEY_ONLY, SESSION_ONLY } from '../src/http/scopes.js'
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-coverage-'))
 const burrow = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), { logger: false })
@@ -14,8 +15,11 @@ const rows = burrow.routes
 await burrow.close()
 fs.rmSync(dataDir, { recursive: true, force: true })
 
-const auth = (scope: string | null | undefined) =>
-  scope ? `personal key, \`${scope}\`` : 'public (project key in the body, or none)'
+const auth = (scope: string | null | undefined) => {
+  if (scope === SESSION_ONLY) return 'logged-in session only; personal keys get 403 (make keys with `burrow keys`)'
+  if (scope === OWN_KEY_ONLY) return 'personal key, on itself only (`@current`), any scopes'
+  return scope ? `personal key, \`${scope}\`` : 'public (project key in the body, or none)'
+}
 const lines = [
   '# API coverage',
   '',
@@ -26,11 +30,16 @@ const lines = [
   '|---|---|---|',
   ...rows.map((r) => `| ${r.method} | \`${r.url}\` | ${auth(r.scope)} |`),
   '',
+  'Creating or changing a project and changing an organization need the admin (8) or owner (15) level in that',
+  "organization; members (1) read. Another organization's project answers 404, exactly as a missing one does.",
+  '',
   '## Not built yet',
   '',
   'These parts of `spec/api.md` have no routes yet (an endpoint is either real or not registered):',
   '',
   '- saved endpoints (§4.4), surveys (§4.5), experiments (§4.6), user 2FA and e-mail operations (§4.7);',
+  '- session login: until it exists, personal API keys are made, listed, rolled and revoked with `burrow keys`;',
+  '- deleting a project or an organization;',
   '- insight query nodes other than `HogQLQuery` and `EventsQuery` (Trends, Funnels, Retention, …) in `/query/`.',
   '',
 ]
