@@ -4,6 +4,7 @@
 import type { CohortStore } from '../cohorts/store.js'
 import type { GeoIp } from '../ingest/geoip.js'
 import type { PersonStore } from '../persons/store.js'
+import { AnswerCache, type AnswerCacheLimits, ByteBudget, DEFAULT_ANSWER_CACHE_LIMITS } from './answer-cache.js'
 import type { ProjectContext, TeamDefinitions } from './cache.js'
 import { evaluateFlagSet, normalizeDistinctId } from './matcher.js'
 import type { FlagQuota } from './quota.js'
@@ -108,6 +109,8 @@ function rowProperties(row: { properties?: string } | undefined): Json {
 interface PersonData {
   failed: boolean
   properties: Json
+  /** Length of the stored properties' JSON: what an answer that holds on to `properties` keeps alive. */
+  propertiesChars: number
   staticCohortIds: Set<number> | undefined
   overrides: Record<string, string> | undefined
   overrideFailed: boolean
@@ -121,14 +124,11 @@ interface RequestPlan {
   needsPerson: boolean
   groupIndexes: Set<number>
   /**
-   * Whether answers may be reused: nothing read besides the person row and the request (no clock-dependent
-   * dates, static cohort memberships, continuity overrides or group rows).
+   * Recent answers under this plan, by request inputs (see evaluate); none when answers may not be reused:
+   * something besides the person row and the request is read (clock-dependent dates, static cohort memberships,
+   * continuity overrides or group rows), or the plan is not kept with the definitions.
    */
-  reusable: boolean
-  /** Recent answers under this plan, by request inputs (see evaluate). */
-  answers: Map<string, ReusableAnswer>
-  /** Inputs seen once, not yet worth keeping an answer for. */
-  seenOnce: Set<string>
+  answers: AnswerCache<ReusableAnswer> | undefined
 }
 
 interface ReusableAnswer {
@@ -137,13 +137,19 @@ interface ReusableAnswer {
   result: FlagSetEvaluation
 }
 
-const MAX_ANSWERS_PER_PLAN = 20_000
 const NO_PROPERTIES: Json = Object.freeze({})
 
 const MAX_PLANS_PER_TEAM = 64
 
-/** The plan for a filter, kept with the team's cached definitions (most requests share a handful of filters). */
-function requestPlan(definitions: TeamDefinitions, filter: RequestFlagFilter): RequestPlan {
+/**
+ * The plan for a filter, kept with the team's cached definitions (most requests share a handful of filters).
+ * `newAnswerCache` makes the plan's answer cache, counted against the team's byte budget.
+ */
+function requestPlan(
+  definitions: TeamDefinitions,
+  filter: RequestFlagFilter,
+  newAnswerCache: (definitions: TeamDefinitions) => AnswerCache<ReusableAnswer>,
+): RequestPlan {
   const memoKey = `plan:${filter.runtime}:${filter.surveyFlagsOnly === true}:${JSON.stringify(filter.evaluationEnvironments ?? null)}`
   const known = definitions.memo.get(memoKey) as RequestPlan | undefined
   if (known) return known
@@ -157,7 +163,9 @@ function requestPlan(definitions: TeamDefinitions, filter: RequestFlagFilter): R
     needsPerson ||= needs.person
     for (const index of needs.groupTypeIndexes) groupIndexes.add(index)
   }
+  const kept = definitions.memo.size < MAX_PLANS_PER_TEAM
   const reusable =
+    kept &&
     !definitions.readsClock &&
     definitions.staticCohortIds.length === 0 &&
     groupIndexes.size === 0 &&
@@ -167,11 +175,9 @@ function requestPlan(definitions: TeamDefinitions, filter: RequestFlagFilter): R
     candidates,
     needsPerson,
     groupIndexes,
-    reusable,
-    answers: new Map(),
-    seenOnce: new Set<string>(),
+    answers: reusable ? newAnswerCache(definitions) : undefined,
   }
-  if (definitions.memo.size < MAX_PLANS_PER_TEAM) definitions.memo.set(memoKey, plan)
+  if (kept) definitions.memo.set(memoKey, plan)
   return plan
 }
 
@@ -181,7 +187,23 @@ export function createFlagsEvaluator(deps: {
   cohorts: Pick<CohortStore, 'staticMemberships'>
   geoip: () => Promise<GeoIp | null>
   clock: () => Date
+  answerCacheLimits?: AnswerCacheLimits
 }) {
+  const limits = deps.answerCacheLimits ?? DEFAULT_ANSWER_CACHE_LIMITS
+  const allAnswers = new ByteBudget(limits.totalBytes)
+  const teamAnswers = new WeakMap<TeamDefinitions, ByteBudget>()
+  // A team's answers live as long as its loaded definitions: when those are collected, so are the answers.
+  const released = new FinalizationRegistry<ByteBudget>((team) => allAnswers.add(-team.used))
+  const answerCacheFor = (definitions: TeamDefinitions) => {
+    let team = teamAnswers.get(definitions)
+    if (team === undefined) {
+      team = new ByteBudget(limits.teamBytes, allAnswers)
+      teamAnswers.set(definitions, team)
+      released.register(definitions, team)
+    }
+    return new AnswerCache<ReusableAnswer>(limits, team)
+  }
+
   /** Stored overrides, after pinning the continuity flags the person lacks to the request's anonymous id. */
   async function hashKeyOverrides(
     teamId: number,
@@ -217,16 +239,21 @@ export function createFlagsEvaluator(deps: {
         return { result: empty, quotaLimited: true }
       }
       if (request.disableFlags) return { result: empty, quotaLimited: false }
-      const plan = requestPlan(definitions, {
-        runtime: resolveRequestRuntime(request.evaluationRuntime, headers),
-        evaluationEnvironments: request.evaluationContexts,
-        surveyFlagsOnly: request.surveyFlagsOnly,
-      })
+      const plan = requestPlan(
+        definitions,
+        {
+          runtime: resolveRequestRuntime(request.evaluationRuntime, headers),
+          evaluationEnvironments: request.evaluationContexts,
+          surveyFlagsOnly: request.surveyFlagsOnly,
+        },
+        answerCacheFor,
+      )
       if (plan.candidates.length === 0) return { result: empty, quotaLimited: false }
       const personOutcome = plan.needsPerson
         ? await this.personData(project, definitions, request, plan.candidates)
         : undefined
-      if (!plan.reusable || personOutcome?.failed) {
+      const answers = plan.answers
+      if (answers === undefined || personOutcome?.failed) {
         return {
           result: await this.compute(project, definitions, plan, request, clientIp, personOutcome),
           quotaLimited: false,
@@ -246,19 +273,16 @@ export function createFlagsEvaluator(deps: {
         request.geoipDisable ? null : (clientIp ?? null),
         project.timezone,
       ])
-      const known = plan.answers.get(key)
+      const known = answers.get(key)
       if (known && known.person === personOutcome?.properties) return { result: known.result, quotaLimited: false }
       const result = await this.compute(project, definitions, plan, request, clientIp, personOutcome)
       // Kept from the second time the same inputs arrive: one-off requests (a new visitor, a changing property)
-      // would otherwise fill the memory with answers never asked for again.
-      if (!result.errorsWhileComputingFlags && (known || plan.seenOnce.has(key))) {
+      // would otherwise fill the memory with answers never asked for again. Large inputs are never kept.
+      if (!result.errorsWhileComputingFlags) {
         Object.freeze(result.flags)
         Object.freeze(result)
-        if (plan.answers.size >= MAX_ANSWERS_PER_PLAN) plan.answers.delete(plan.answers.keys().next().value as string)
-        plan.answers.set(key, { person: personOutcome?.properties, result })
-      } else if (!known) {
-        if (plan.seenOnce.size >= MAX_ANSWERS_PER_PLAN) plan.seenOnce.clear()
-        plan.seenOnce.add(key)
+        const person = personOutcome?.properties
+        answers.offer(key, { person, result }, plan.candidates.length, 2 * (personOutcome?.propertiesChars ?? 0))
       }
       return { result, quotaLimited: false }
     },
@@ -333,7 +357,14 @@ export function createFlagsEvaluator(deps: {
           )
         }
       } catch {
-        return { failed: true, properties: {}, staticCohortIds: undefined, overrides: undefined, overrideFailed: false }
+        return {
+          failed: true,
+          properties: {},
+          propertiesChars: 0,
+          staticCohortIds: undefined,
+          overrides: undefined,
+          overrideFailed: false,
+        }
       }
       const continuityKeys = candidates.filter((f) => f.ensure_experience_continuity).map((f) => f.key)
       let overrides: Record<string, string> | undefined
@@ -348,6 +379,7 @@ export function createFlagsEvaluator(deps: {
       return {
         failed: false,
         properties: rowProperties(person ?? undefined),
+        propertiesChars: person?.properties?.length ?? 0,
         staticCohortIds,
         overrides,
         overrideFailed,

@@ -123,6 +123,16 @@ describe('answer reuse on /flags', () => {
   })
 })
 
+describe('large request inputs', () => {
+  it('are answered correctly every time (too large to be kept)', async () => {
+    const padding = 'x'.repeat(2 * 1024 * 1024)
+    for (const plan of ['pro', 'pro', 'free', 'pro']) {
+      const body = { distinct_id: 'large', person_properties: { plan, padding } }
+      expect(valuesOf(await flagsOf(body))['pro-only']).toBe(plan === 'pro')
+    }
+  })
+})
+
 describe('the v2 answer on the wire', () => {
   it('carries the CORS headers, its JSON type and the exact length, reused or not', async () => {
     for (let i = 0; i < 3; i++) {
