@@ -4,6 +4,7 @@ import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import Fastify from 'fastify'
 import { createActivityStore } from './activity/store.js'
+import { secureDataDir } from './bootstrap.js'
 import { cohortRoutes } from './cohorts/routes.js'
 import { createCohortService, toCohortDefinition } from './cohorts/service.js'
 import { createCohortStore } from './cohorts/store.js'
@@ -21,7 +22,11 @@ import { flagRoutes } from './flags/routes.js'
 import { createFlagService, toFlagDefinition } from './flags/service.js'
 import { createFlagStore } from './flags/store.js'
 import { authPlugin } from './http/auth.js'
-import { installErrorHandling } from './http/error-handler.js'
+import { answerClientError, answerFrameworkError, installErrorHandling } from './http/error-handler.js'
+import { loggerOptions, redactUrl } from './http/logging.js'
+import { createRateLimiter, createRequestLimits } from './http/rate-limit.js'
+import { createRateLimitStore } from './http/rate-limit-store.js'
+import { corsDelegator, docsPolicy, securityHeaders } from './http/security-headers.js'
 import { createCommitter, readingAfterCapture } from './ingest/committer.js'
 import { createGeoIp } from './ingest/geoip.js'
 import { createPersonProcessor } from './ingest/persons.js'
@@ -51,6 +56,8 @@ import { createPersonalApiKeyStore, createUserStore } from './users/store.js'
 export interface AppOptions {
   clock?: () => Date
   logger?: boolean
+  /** Where log lines go (default: stdout). */
+  logStream?: { write(line: string): void }
 }
 
 export type Burrow = Awaited<ReturnType<typeof buildApp>>
@@ -58,6 +65,7 @@ export type Burrow = Awaited<ReturnType<typeof buildApp>>
 /** Opens both stores, runs their migrations, wires every module, and returns the Fastify app with its parts. */
 export async function buildApp(config: Config, options: AppOptions = {}) {
   const clock = options.clock ?? (() => new Date())
+  secureDataDir(config)
   const meta: MetaDb = openMetaDb(config.databaseUrl)
   await migrateMeta(meta.db, meta.dialect)
   const eventStore: EventStore = openEventStore(config.clickhouseUrl, { engineThreadNice: config.engineThreadNice })
@@ -141,14 +149,29 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   })
 
   const app = Fastify({
-    logger: options.logger === false || config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger:
+      options.logger === false || config.logLevel === 'silent'
+        ? false
+        : loggerOptions(config.logLevel, options.logStream),
     bodyLimit: 20 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     return503OnClosing: true,
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   })
   logError = (err, what) => app.log.error({ err }, `${what} failed`)
 
-  installErrorHandling(app)
+  const rateLimiter = createRateLimiter({
+    store: createRateLimitStore(meta.db),
+    clock,
+    onError: (err, what) => logError(err, what),
+  })
+  const requestLimits = createRequestLimits({
+    limiter: rateLimiter,
+    limits: config.rateLimits,
+    trustedProxies: config.trustedProxies,
+  })
+  installErrorHandling(app, { throttleFailure: requestLimits.throttleFailure, redactUrl })
   /** Every route with its required scope: the API coverage table and the auth-matrix test read it. */
   const routes: { method: string; url: string; scope: string | null | undefined }[] = []
   app.addHook('onRoute', (route) => {
@@ -166,8 +189,15 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       security: [{ PersonalApiKey: [] }],
     },
   })
-  await app.register(fastifySwaggerUi, { routePrefix: '/api/schema/swagger-ui' })
-  await app.register(fastifyCors, { origin: true, credentials: true })
+  await app.register(securityHeaders)
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/api/schema/swagger-ui',
+    staticCSP: true,
+    transformStaticCSP: docsPolicy,
+  })
+  await app.register(fastifyCors, { delegator: corsDelegator(config.siteUrl) })
+  // After CORS, so that a refusal still tells the browser's SDK when to retry.
+  await app.register(requestLimits.plugin)
   await app.register(authPlugin, { ...stores, clock })
 
   app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger())
@@ -234,6 +264,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     flagsEndpointRoutes({ cache: flagCache, evaluator: flagsEvaluator, trustedProxies: config.trustedProxies }),
   )
   app.addHook('onClose', () => flagQuota.close())
+  app.addHook('onClose', async () => rateLimiter.close())
 
   let closed = false
   async function close() {
@@ -246,5 +277,19 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     await meta.close()
   }
 
-  return { app, config, meta, events, eventStore, committer, stores, services, ingest, routes, clock, close }
+  return {
+    app,
+    config,
+    meta,
+    events,
+    eventStore,
+    committer,
+    stores,
+    services,
+    ingest,
+    routes,
+    rateLimiter,
+    clock,
+    close,
+  }
 }

@@ -18,6 +18,42 @@ export interface Credentials {
 
 const DEMO_EMAIL = 'demo@burrow.local'
 
+/** A path is Burrow's to lock down when it is new, empty, or already holds one of Burrow's stores. */
+function isOurs(dir: string): boolean {
+  if (!fs.existsSync(dir)) return true
+  const entries = fs.readdirSync(dir)
+  return (
+    entries.length === 0 ||
+    entries.some((e) => e === 'credentials.json' || e === 'wal' || e === 'chdb' || e.startsWith('burrow.sqlite'))
+  )
+}
+
+function privateDir(dir: string, tighten: boolean): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  if (tighten) fs.chmodSync(dir, 0o700)
+}
+
+/**
+ * The data directory holds every event, key hash and the demo credentials: it is created (or tightened, when
+ * it is Burrow's) owner-only, 0700, as are the embedded stores' directories; the SQLite file is created 0600
+ * before SQLite opens it, and SQLite gives its -wal and -shm files the same mode. `burrow start` also sets a
+ * 077 umask, so every file the engines create later is owner-only too.
+ */
+export function secureDataDir(config: { dataDir: string; databaseUrl: string; clickhouseUrl: string }): void {
+  privateDir(config.dataDir, isOurs(config.dataDir))
+  privateDir(path.join(config.dataDir, 'wal'), true)
+  if (config.clickhouseUrl.startsWith('chdb:')) privateDir(config.clickhouseUrl.slice('chdb:'.length), true)
+  if (config.databaseUrl.startsWith('sqlite:')) {
+    const file = config.databaseUrl.slice('sqlite:'.length)
+    if (file === ':memory:') return
+    if (!fs.existsSync(path.dirname(file))) privateDir(path.dirname(file), true)
+    fs.closeSync(fs.openSync(file, 'a', 0o600))
+    for (const suffix of ['', '-wal', '-shm', '-journal']) {
+      if (fs.existsSync(file + suffix)) fs.chmodSync(file + suffix, 0o600)
+    }
+  }
+}
+
 /**
  * First start: with an empty data directory, create a demo organization, project, user and personal API key,
  * and write them to `<dataDir>/credentials.json` (mode 0600). Later starts reuse them.

@@ -16,6 +16,21 @@ export interface Config {
   geoipDbPath: string | undefined
   /** Nice value for the embedded engine's own threads (0 leaves them alone); request handling runs first. */
   engineThreadNice: number
+  rateLimits: RateLimitConfig
+}
+
+/** Request limits; 0 turns one off. Counters live in the metadata store, so every process shares them. */
+export interface RateLimitConfig {
+  /** Failed personal-API-key authentications per client IP per minute, before that IP is refused for the minute. */
+  authFailuresPerMinute: number
+  /** Failed requests (bad project key, undecodable body, …) on public endpoints per client IP per minute. */
+  publicFailuresPerMinute: number
+  /** Query API requests per personal API key per minute. */
+  queriesPerMinute: number
+  /** Query API requests per personal API key per hour. */
+  queriesPerHour: number
+  /** Query API requests running at once per project. */
+  queryConcurrency: number
 }
 
 export class ConfigError extends Error {}
@@ -76,5 +91,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: integer(env, 'TRUSTED_PROXIES', 0, 0, 32),
     engineThreadNice: integer(env, 'ENGINE_THREAD_NICE', 10, 0, 19),
     geoipDbPath: env.GEOIP_DB_PATH || undefined,
+    rateLimits: {
+      authFailuresPerMinute: integer(env, 'RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
+      publicFailuresPerMinute: integer(env, 'RATE_LIMIT_PUBLIC_FAILURES_PER_MINUTE', 600, 0, 1_000_000),
+      queriesPerMinute: integer(env, 'RATE_LIMIT_QUERIES_PER_MINUTE', 240, 0, 1_000_000),
+      queriesPerHour: integer(env, 'RATE_LIMIT_QUERIES_PER_HOUR', 1200, 0, 100_000_000),
+      queryConcurrency: integer(env, 'RATE_LIMIT_QUERY_CONCURRENCY', 3, 0, 1000),
+    },
   }
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import path from 'node:path'
 import { buildApp } from './app.js'
 import { ensureDemoAccount } from './bootstrap.js'
 import { ConfigError, loadConfig } from './config.js'
@@ -10,17 +11,29 @@ async function start() {
   const { credentials, created } = await ensureDemoAccount(burrow)
   await burrow.app.listen({ port: config.port, host: config.host })
 
-  const lines = [
-    '',
-    `Burrow is running at ${config.siteUrl}`,
-    `  ${created ? 'Created' : 'Using'} demo credentials (also in ${config.dataDir}/credentials.json):`,
-    `  project id:        ${credentials.project_id}`,
-    `  project API key:   ${credentials.project_api_key}`,
-    `  personal API key:  ${credentials.personal_api_key}`,
-    `  login:             ${credentials.email} / ${credentials.password}`,
-    `  try: curl -H "Authorization: Bearer ${credentials.personal_api_key}" ${config.siteUrl}/api/projects/`,
-    '',
-  ]
+  // Secrets are printed once, on the start that made them; the file keeps them (owner-only) after that.
+  const file = path.join(config.dataDir, 'credentials.json')
+  const lines = created
+    ? [
+        '',
+        `Burrow is running at ${config.siteUrl}`,
+        `  Created demo credentials (shown once; also in ${file}, readable only by you):`,
+        `  project id:        ${credentials.project_id}`,
+        `  project API key:   ${credentials.project_api_key}`,
+        `  personal API key:  ${credentials.personal_api_key}`,
+        `  login:             ${credentials.email} / ${credentials.password}`,
+        `  try: curl -H "Authorization: Bearer ${credentials.personal_api_key}" ${config.siteUrl}/api/projects/`,
+        '',
+      ]
+    : [
+        '',
+        `Burrow is running at ${config.siteUrl}`,
+        `  project id:        ${credentials.project_id}`,
+        `  project API key:   ${credentials.project_api_key}`,
+        `  Demo login and personal API key: ${file}`,
+        `  New personal API key: npm run burrow -- keys create --label <label> --scopes '*'`,
+        '',
+      ]
   process.stdout.write(`${lines.join('\n')}\n`)
 
   let stopping = false
@@ -53,6 +66,8 @@ async function keys() {
 }
 
 const commands: Record<string, () => Promise<void>> = { start, migrate, keys }
+// Everything Burrow writes (stores, capture log, credentials, outbox) is for its own user only.
+process.umask(0o077)
 const name = process.argv[2] ?? 'start'
 const command = commands[name]
 if (!command) {

@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { secureDataDir } from '../src/bootstrap.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 
 const root = path.resolve(import.meta.dirname, '..')
@@ -18,7 +19,7 @@ function startServer(dataDir: string, port: number) {
   const ready = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (d) => {
       output += d
-      if (output.includes('try: curl')) resolve(output)
+      if (/Burrow is running at[\s\S]*\n\n/.test(output)) resolve(output)
     })
     child.stderr.on('data', (d) => {
       output += d
@@ -27,6 +28,16 @@ function startServer(dataDir: string, port: number) {
   })
   const stopped = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   return { child, ready, stopped }
+}
+
+/** Files and directories under `dir` that someone other than the owner may read, write or enter. */
+function openToOthers(dir: string): string[] {
+  const found: string[] = []
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const full = path.join(entry.parentPath, entry.name)
+    if (!entry.isSymbolicLink() && (fs.statSync(full).mode & 0o077) !== 0) found.push(full)
+  }
+  return found
 }
 
 describe('first start', () => {
@@ -43,6 +54,7 @@ describe('first start', () => {
         ['email', 'password', 'personal_api_key', 'project_api_key', 'project_id', 'url'].sort(),
       )
       expect(printed).toContain(creds.personal_api_key)
+      expect(printed).toContain(creds.password)
       expect(printed).toContain(`http://127.0.0.1:${port}`)
 
       const res = await fetch(`${creds.url}/api/projects/`, {
@@ -54,10 +66,20 @@ describe('first start', () => {
 
       first.child.kill('SIGTERM')
       expect(await first.stopped).toBe(0)
+      // Only the owner may read the stores, the capture log and the credentials.
+      expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700)
+      expect(fs.statSync(path.join(dataDir, 'burrow.sqlite')).mode & 0o777).toBe(0o600)
+      expect(fs.statSync(path.join(dataDir, 'chdb')).mode & 0o777).toBe(0o700)
+      expect(fs.statSync(path.join(dataDir, 'wal')).mode & 0o777).toBe(0o700)
+      expect(openToOthers(dataDir)).toEqual([])
 
       const second = startServer(dataDir, port)
       const again = await second.ready
-      expect(again).toContain('Using demo credentials')
+      // Secrets are printed once: later starts say where they are and how to make a key.
+      expect(again).not.toContain(creds.personal_api_key)
+      expect(again).not.toContain(creds.password)
+      expect(again).toContain(file)
+      expect(again).toContain('npm run burrow -- keys create')
       expect(JSON.parse(fs.readFileSync(file, 'utf8')).personal_api_key).toBe(creds.personal_api_key)
       const health = await fetch(`${creds.url}/_health`)
       expect(health.status).toBe(200)
@@ -67,6 +89,42 @@ describe('first start', () => {
       fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }, 90_000)
+})
+
+describe('data directory', () => {
+  it('creates it owner-only, and tightens one an older Burrow left readable to others', () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-modes-'))
+    try {
+      const fresh = path.join(parent, 'fresh')
+      secureDataDir(loadConfig({ DATA_DIR: fresh }))
+      expect(fs.statSync(fresh).mode & 0o777).toBe(0o700)
+      expect(fs.statSync(path.join(fresh, 'burrow.sqlite')).mode & 0o777).toBe(0o600)
+      expect(fs.statSync(path.join(fresh, 'chdb')).mode & 0o777).toBe(0o700)
+      expect(fs.statSync(path.join(fresh, 'wal')).mode & 0o777).toBe(0o700)
+
+      const old = path.join(parent, 'old')
+      fs.mkdirSync(path.join(old, 'chdb'), { recursive: true, mode: 0o755 })
+      fs.chmodSync(old, 0o755)
+      for (const name of ['burrow.sqlite', 'burrow.sqlite-wal'])
+        fs.writeFileSync(path.join(old, name), '', { mode: 0o644 })
+      secureDataDir(loadConfig({ DATA_DIR: old }))
+      expect(fs.statSync(old).mode & 0o777).toBe(0o700)
+      expect(fs.statSync(path.join(old, 'chdb')).mode & 0o777).toBe(0o700)
+      expect(fs.statSync(path.join(old, 'burrow.sqlite')).mode & 0o777).toBe(0o600)
+      expect(fs.statSync(path.join(old, 'burrow.sqlite-wal')).mode & 0o777).toBe(0o600)
+
+      // A directory that holds other things is not Burrow's to lock: only Burrow's own parts are.
+      const shared = path.join(parent, 'shared')
+      fs.mkdirSync(shared, { mode: 0o755 })
+      fs.chmodSync(shared, 0o755)
+      fs.writeFileSync(path.join(shared, 'notes.txt'), 'x')
+      secureDataDir(loadConfig({ DATA_DIR: shared }))
+      expect(fs.statSync(shared).mode & 0o777).toBe(0o755)
+      expect(fs.statSync(path.join(shared, 'burrow.sqlite')).mode & 0o777).toBe(0o600)
+    } finally {
+      fs.rmSync(parent, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('configuration', () => {

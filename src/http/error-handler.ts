@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, MethodNotAllowed, NotFound, ParseError, UnsupportedMediaType, ValidationError } from './errors.js'
 
 interface AjvIssue {
@@ -35,11 +36,65 @@ function validationErrorOf(error: FastifyError): ValidationError {
   return new ValidationError(`Invalid value: ${issue.message ?? 'invalid'}.`, attr, 'invalid_input')
 }
 
+/** A request URL with key-like query parameters masked, fit for logs. */
+export type UrlRedactor = (url: string) => string
+
+/**
+ * Errors Fastify raises before a route is found (a URL that does not decode, a parameter past the length
+ * limit): the Fastify `frameworkErrors` option, answered in PostHog's shape.
+ */
+export function answerFrameworkError(error: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const body =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError(414, 'invalid_request', 'request_uri_too_long', 'A path segment of the URL is too long.')
+      : error.code === 'FST_ERR_BAD_URL'
+        ? new ApiError(400, 'invalid_request', 'invalid_url', 'Malformed URL: it is not valid percent-encoding.')
+        : new ApiError(400, 'invalid_request', 'invalid_request', 'Malformed request.')
+  reply.code(body.statusCode).send(body.toBody())
+}
+
+const CLIENT_ERRORS: Record<string, { status: string; code: string; detail: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: '408 Request Timeout', code: 'request_timeout', detail: 'Request timed out.' },
+  HPE_HEADER_OVERFLOW: {
+    status: '431 Request Header Fields Too Large',
+    code: 'request_headers_too_large',
+    detail: 'Request headers are too large.',
+  },
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a malformed request line or header, headers too large, a timeout): the
+ * Fastify `clientErrorHandler` option, answered in PostHog's shape on the raw socket as Fastify's own would.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const known = CLIENT_ERRORS[error.code ?? '']
+  const { status, code, detail } = known ?? {
+    status: '400 Bad Request',
+    code: 'parse_error',
+    detail: 'Malformed request.',
+  }
+  const body = JSON.stringify({ type: 'invalid_request', code, detail, attr: null })
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(error)
+}
+
 /**
  * Maps every error to PostHog's body. Unknown errors become a 500 with a generic detail and the request id,
- * logged with their context, never with a stack trace to the client.
+ * logged with their context, never with a stack trace to the client. `throttleFailure` sees every client
+ * error first and may answer a 429 instead (failed requests count against rate limits).
  */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  options: {
+    throttleFailure?: (req: FastifyRequest, error: ApiError) => Promise<ApiError | undefined>
+    redactUrl?: UrlRedactor
+  } = {},
+): void {
   // URL patterns of every route, so that a known path with another method answers 405 rather than 404.
   const patterns: { regex: RegExp; methods: Set<string> }[] = []
   app.addHook('onRoute', (route) => {
@@ -82,10 +137,12 @@ export function installErrorHandling(app: FastifyInstance): void {
       mapped = new ApiError(error.statusCode, 'invalid_request', error.code ?? 'invalid_request', error.message)
     }
     if (mapped) {
+      mapped = (await options.throttleFailure?.(req, mapped)) ?? mapped
       for (const [k, v] of Object.entries(mapped.headers)) reply.header(k, v)
       return reply.code(mapped.statusCode).send(mapped.toBody())
     }
-    req.log.error({ err: error, url: req.url, method: req.method }, 'unhandled error')
+    const url = options.redactUrl ? options.redactUrl(req.url) : req.url
+    req.log.error({ err: error, url, method: req.method }, 'unhandled error')
     return reply.code(500).send({
       type: 'server_error',
       code: 'error',

@@ -1,0 +1,269 @@
+// Request limits shared by every process: fixed-window counters and leased concurrency slots in the metadata
+// store (rate-limit-store.ts). Successful capture and /flags requests are never counted; what is counted is
+// failed authentication, failed public requests, and query work.
+import crypto from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { RateLimitConfig } from '../config.js'
+import { clientIp } from '../ingest/geoip.js'
+import { ApiError, Throttled } from './errors.js'
+import type { RateLimitStore } from './rate-limit-store.js'
+
+export interface WindowRule {
+  /** Names the counter: rules with different names count apart. */
+  name: string
+  /** Hits allowed per window; 0 means no limit. */
+  limit: number
+  windowMs: number
+}
+
+const MINUTE_MS = 60_000
+const HOUR_MS = 3_600_000
+const LEASE_MS = 60_000
+const SWEEP_INTERVAL_MS = 60_000
+const MAX_REMEMBERED_BLOCKS = 10_000
+
+/**
+ * Counts hits against fixed windows and hands out concurrency slots. A subject that reaches its limit is also
+ * remembered here until the window ends, so that refusing it again costs no store round trip. The store
+ * failing never refuses a request: limits are protection, not a reason to go down with the database.
+ */
+export function createRateLimiter(deps: {
+  store: RateLimitStore
+  clock: () => Date
+  onError: (err: unknown, what: string) => void
+}) {
+  /** `rule:subject` → end of the window in which it reached its limit (ms). */
+  const blocked = new Map<string, number>()
+  const now = () => deps.clock().getTime()
+  const secondsUntil = (end: number, at: number) => Math.max(1, Math.ceil((end - at) / 1000))
+
+  function windowOf(rule: WindowRule, subject: string, at: number) {
+    const start = Math.floor(at / rule.windowMs) * rule.windowMs
+    return { key: `${rule.name}:${subject}:${start}`, end: start + rule.windowMs }
+  }
+
+  function remember(id: string, end: number, at: number) {
+    if (blocked.size >= MAX_REMEMBERED_BLOCKS) {
+      for (const [k, until] of blocked) if (until <= at) blocked.delete(k)
+      if (blocked.size >= MAX_REMEMBERED_BLOCKS) blocked.clear()
+    }
+    blocked.set(id, end)
+  }
+
+  /** Seconds left of a remembered block, or 0. */
+  function remembered(id: string, at: number): number {
+    const until = blocked.get(id)
+    if (until === undefined) return 0
+    if (until <= at) {
+      blocked.delete(id)
+      return 0
+    }
+    return secondsUntil(until, at)
+  }
+
+  const sweeper = setInterval(() => {
+    deps.store.sweep(now()).catch((err) => deps.onError(err, 'rate-limit sweep'))
+  }, SWEEP_INTERVAL_MS)
+  sweeper.unref()
+  const leases = new Set<NodeJS.Timeout>()
+
+  return {
+    /**
+     * Seconds the subject must wait because it has used up this window (0: go ahead), without counting a hit.
+     * `shared` also reads the shared counter (what other processes counted); otherwise only this process's
+     * memory is asked, which costs nothing.
+     */
+    async wait(rule: WindowRule, subject: string, options: { shared: boolean }): Promise<number> {
+      if (rule.limit <= 0) return 0
+      const at = now()
+      const id = `${rule.name}:${subject}`
+      const known = remembered(id, at)
+      if (known > 0 || !options.shared) return known
+      const { key, end } = windowOf(rule, subject, at)
+      try {
+        if ((await deps.store.hits(key)) < rule.limit) return 0
+      } catch (err) {
+        deps.onError(err, 'rate-limit read')
+        return 0
+      }
+      remember(id, end, at)
+      return secondsUntil(end, at)
+    },
+
+    /**
+     * Counts one hit. Returns the seconds to wait when this hit is over the limit (it is refused and, once
+     * refused here, not counted again until the window ends), else 0.
+     */
+    async hit(rule: WindowRule, subject: string): Promise<number> {
+      if (rule.limit <= 0) return 0
+      const at = now()
+      const id = `${rule.name}:${subject}`
+      const known = remembered(id, at)
+      if (known > 0) return known
+      const { key, end } = windowOf(rule, subject, at)
+      let hits: number
+      try {
+        hits = await deps.store.hit(key, end)
+      } catch (err) {
+        deps.onError(err, 'rate-limit count')
+        return 0
+      }
+      if (hits >= rule.limit) remember(id, end, at)
+      return hits > rule.limit ? secondsUntil(end, at) : 0
+    },
+
+    /**
+     * Takes one of `max` slots of a bucket, returning its release, or undefined when all are in use. The lease
+     * is renewed while held, so a slot whose process died frees itself within a minute.
+     */
+    async acquire(bucket: string, max: number): Promise<(() => Promise<void>) | undefined> {
+      const holder = crypto.randomUUID()
+      const at = now()
+      let slot = -1
+      try {
+        for (let i = 0; i < max && slot < 0; i++) {
+          if (await deps.store.claimSlot(bucket, i, holder, at, at + LEASE_MS)) slot = i
+        }
+      } catch (err) {
+        deps.onError(err, 'rate-limit slot claim')
+        return async () => {}
+      }
+      if (slot < 0) return undefined
+      const renewal = setInterval(() => {
+        deps.store
+          .renewSlot(bucket, slot, holder, now() + LEASE_MS)
+          .catch((err) => deps.onError(err, 'rate-limit slot renewal'))
+      }, LEASE_MS / 3)
+      renewal.unref()
+      leases.add(renewal)
+      let released: Promise<void> | undefined
+      return () => {
+        released ??= (async () => {
+          clearInterval(renewal)
+          leases.delete(renewal)
+          try {
+            await deps.store.releaseSlot(bucket, slot, holder)
+          } catch (err) {
+            deps.onError(err, 'rate-limit slot release')
+          }
+        })()
+        return released
+      }
+    },
+
+    close(): void {
+      clearInterval(sweeper)
+      for (const renewal of leases) clearInterval(renewal)
+      leases.clear()
+    },
+  }
+}
+export type RateLimiter = ReturnType<typeof createRateLimiter>
+
+/** POST to the query API (any kind path); status, upgrade and cancel calls are not query work. */
+const QUERY_ROUTE = /^\/api\/(projects|environments)\/:projectId\/query\/(:[A-Za-z_]+\/)?$/
+
+function tooManyConcurrent(): ApiError {
+  return new ApiError(
+    429,
+    'throttled_error',
+    'throttled',
+    'Too many concurrent requests. Please try again later.',
+    null,
+    { 'retry-after': '1' },
+  )
+}
+
+/**
+ * The limits as Fastify hooks, and the check the error handler makes on every client error:
+ * - personal-API-key routes: an IP with `authFailuresPerMinute` failed keys is refused (even with a good key)
+ *   for the rest of the minute, on every process (the shared counter is read before authenticating);
+ * - public routes (capture, /flags, remote config): an IP with `publicFailuresPerMinute` failed requests is
+ *   refused for the rest of the minute by each process that has seen it fail (no store read on this path);
+ * - the query API: per personal API key per minute and per hour, and per project at once.
+ */
+export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLimitConfig; trustedProxies: number }) {
+  const { limiter, limits } = deps
+  const authFailures: WindowRule = { name: 'auth-fail', limit: limits.authFailuresPerMinute, windowMs: MINUTE_MS }
+  const publicFailures: WindowRule = {
+    name: 'public-fail',
+    limit: limits.publicFailuresPerMinute,
+    windowMs: MINUTE_MS,
+  }
+  const queryMinute: WindowRule = { name: 'query-m', limit: limits.queriesPerMinute, windowMs: MINUTE_MS }
+  const queryHour: WindowRule = { name: 'query-h', limit: limits.queriesPerHour, windowMs: HOUR_MS }
+  const releases = new WeakMap<FastifyRequest, () => Promise<void>>()
+
+  const ipOf = (req: FastifyRequest) =>
+    clientIp(req.headers, req.socket.remoteAddress, deps.trustedProxies) || 'unknown'
+  const isPersonalKeyRoute = (req: FastifyRequest) => typeof req.routeOptions.config?.scope === 'string'
+
+  async function release(req: FastifyRequest) {
+    const done = releases.get(req)
+    if (!done) return
+    releases.delete(req)
+    await done()
+  }
+
+  const plugin = fp(
+    async (app: FastifyInstance) => {
+      app.addHook('onRequest', async (req) => {
+        // Preflights carry no credentials, and unknown paths do no work.
+        if (req.method === 'OPTIONS' || req.routeOptions.url === undefined) return
+        const wait = isPersonalKeyRoute(req)
+          ? await limiter.wait(authFailures, ipOf(req), { shared: true })
+          : await limiter.wait(publicFailures, ipOf(req), { shared: false })
+        if (wait > 0) throw new Throttled(wait)
+      })
+
+      // After authentication: the key and the project are known.
+      app.addHook('preHandler', async (req) => {
+        if (req.method !== 'POST' || !QUERY_ROUTE.test(req.routeOptions.url ?? '')) return
+        const keyId = req.auth?.key?.id
+        if (keyId !== undefined) {
+          const subject = String(keyId)
+          const wait = Math.max(await limiter.hit(queryMinute, subject), await limiter.hit(queryHour, subject))
+          if (wait > 0) throw new Throttled(wait)
+        }
+        if (limits.queryConcurrency > 0 && req.project) {
+          const done = await limiter.acquire(`query:${req.project.id}`, limits.queryConcurrency)
+          if (!done) throw tooManyConcurrent()
+          releases.set(req, done)
+        }
+      })
+      // The work is done once the answer is being sent; the other two cover answers that never get there.
+      app.addHook('onSend', async (req, _reply, payload) => {
+        await release(req)
+        return payload
+      })
+      app.addHook('onResponse', async (req) => release(req))
+      app.addHook('onRequestAbort', async (req) => release(req))
+    },
+    { name: 'burrow-rate-limits' },
+  )
+
+  return {
+    plugin,
+    /**
+     * Counts a client error against its route's failure limit; returns the 429 to answer instead when the
+     * caller is over it.
+     */
+    async throttleFailure(req: FastifyRequest, error: ApiError): Promise<ApiError | undefined> {
+      if (req.routeOptions.url === undefined) return undefined
+      let rule: WindowRule
+      if (isPersonalKeyRoute(req)) {
+        if (error.statusCode !== 401 || error.code !== 'authentication_failed') return undefined
+        rule = authFailures
+      } else {
+        // Quota answers (402) are the service working as configured; 429s are already refusals.
+        if (error.statusCode < 400 || error.statusCode >= 500 || error.statusCode === 402) return undefined
+        if (error.statusCode === 429) return undefined
+        rule = publicFailures
+      }
+      const wait = await limiter.hit(rule, ipOf(req))
+      return wait > 0 ? new Throttled(wait) : undefined
+    },
+  }
+}
+export type RequestLimits = ReturnType<typeof createRequestLimits>
