@@ -68,10 +68,14 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   secureDataDir(config)
   const meta: MetaDb = openMetaDb(config.databaseUrl)
   await migrateMeta(meta.db, meta.dialect)
-  const eventStore: EventStore = openEventStore(config.clickhouseUrl, { engineThreadNice: config.engineThreadNice })
+  const eventStore: EventStore = openEventStore(config.clickhouseUrl, {
+    engineThreadNice: config.engineThreadNice,
+    engineMemoryBytes: config.queryLimits.engineMemoryBytes,
+  })
   await migrateEventStore(eventStore)
   // Capture acknowledges once its rows are in the capture log; readers in this process see them at once.
   let logError: (err: unknown, what: string) => void = (err, what) => console.error(`${what} failed`, err)
+  let logQueryFailure: (err: unknown, context: object) => void = () => undefined
   const committer = createCommitter({
     events: eventStore,
     walDir: path.join(config.dataDir, 'wal'),
@@ -146,6 +150,9 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     cohorts: createCohortLoader(stores.cohorts),
     propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
     clock,
+    limits: config.queryLimits,
+    // The engine's own text (values, generated SQL) stays in the server log.
+    onFailure: (err, context) => logQueryFailure(err, context),
   })
 
   const app = Fastify({
@@ -160,6 +167,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     clientErrorHandler: answerClientError,
   })
   logError = (err, what) => app.log.error({ err }, `${what} failed`)
+  logQueryFailure = (err, context) => app.log.warn({ err, ...context }, 'query failed')
 
   const rateLimiter = createRateLimiter({
     store: createRateLimitStore(meta.db),

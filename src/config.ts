@@ -1,3 +1,4 @@
+import os from 'node:os'
 import path from 'node:path'
 
 export interface Config {
@@ -17,6 +18,20 @@ export interface Config {
   /** Nice value for the embedded engine's own threads (0 leaves them alone); request handling runs first. */
   engineThreadNice: number
   rateLimits: RateLimitConfig
+  queryLimits: QueryLimitConfig
+}
+
+/** Bounds on every HogQL query, so that no query can take the machine from capture and flags. */
+export interface QueryLimitConfig {
+  /** Total memory the embedded engine may use (inserts, merges and queries together). */
+  engineMemoryBytes: number
+  /** Memory one query may use. */
+  maxMemoryBytes: number
+  maxExecutionSeconds: number
+  /** Engine threads one query may use: by default all cores but one, which stays for serving requests. */
+  maxThreads: number
+  /** Size of one query's result in the engine (the rows are capped by LIMIT already). */
+  maxResultBytes: number
 }
 
 /** Request limits; 0 turns one off. Counters live in the metadata store, so every process shares them. */
@@ -45,6 +60,23 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`)
   }
   return value
+}
+
+const MiB = 1024 * 1024
+
+function queryLimits(env: NodeJS.ProcessEnv): QueryLimitConfig {
+  const totalMiB = Math.floor(os.totalmem() / MiB)
+  // Two fifths of the machine by default: the rest is Node, the metadata store, the page cache and the system.
+  const engineMiB = integer(env, 'ENGINE_MEMORY_LIMIT_MB', Math.max(512, Math.floor(totalMiB * 0.4)), 256, 16 * MiB)
+  // A quarter of that per query: the engine runs at most a few queries at once beside inserts and merges.
+  const queryMiB = integer(env, 'QUERY_MEMORY_LIMIT_MB', Math.min(4096, Math.floor(engineMiB / 4)), 16, engineMiB)
+  return {
+    engineMemoryBytes: engineMiB * MiB,
+    maxMemoryBytes: queryMiB * MiB,
+    maxExecutionSeconds: integer(env, 'QUERY_MAX_EXECUTION_SECONDS', 60, 1, 3600),
+    maxThreads: integer(env, 'QUERY_MAX_THREADS', Math.max(1, os.availableParallelism() - 1), 1, 1024),
+    maxResultBytes: integer(env, 'QUERY_MAX_RESULT_MB', 64, 1, 4096) * MiB,
+  }
 }
 
 /** Reads the configuration from the environment; throws ConfigError with one clear line on bad values. */
@@ -91,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: integer(env, 'TRUSTED_PROXIES', 0, 0, 32),
     engineThreadNice: integer(env, 'ENGINE_THREAD_NICE', 10, 0, 19),
     geoipDbPath: env.GEOIP_DB_PATH || undefined,
+    queryLimits: queryLimits(env),
     rateLimits: {
       authFailuresPerMinute: integer(env, 'RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
       publicFailuresPerMinute: integer(env, 'RATE_LIMIT_PUBLIC_FAILURES_PER_MINUTE', 600, 0, 1_000_000),

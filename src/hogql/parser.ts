@@ -3,12 +3,42 @@ import { HogQLSyntaxError } from './errors.js'
 import { CLAUSE_WORDS, COMPARE_OPS, INTERVAL_UNITS, RESERVED_NAMES } from './keywords.js'
 import { type Token, tokenize } from './lexer.js'
 
+/**
+ * How deep expressions and subqueries may nest. Each level costs the parser and every later walk of the tree
+ * (placeholders, cohorts, printers) a few stack frames; legitimate queries stay far below this.
+ */
+export const MAX_NESTING = 200
+const TOO_DEEP = 'Query too deeply nested'
+/** Longest query text accepted: tokenizing costs the request thread about half a microsecond per character. */
+export const MAX_QUERY_LENGTH = 512 * 1024
+
 class Parser {
   private i = 0
+  private depth = 0
   private readonly t: Token[]
 
   constructor(private readonly src: string) {
+    if (src.length > MAX_QUERY_LENGTH) {
+      throw new HogQLSyntaxError(`Query is too long: at most ${MAX_QUERY_LENGTH} characters`)
+    }
     this.t = tokenize(src)
+  }
+
+  private enter(): void {
+    if (++this.depth > MAX_NESTING) {
+      this.depth--
+      throw new HogQLSyntaxError(TOO_DEEP, this.cur.start)
+    }
+  }
+
+  /** Parses one more level of nesting (a recursion that does not pass through `ternary`). */
+  private nested<T>(parse: () => T): T {
+    this.enter()
+    try {
+      return parse()
+    } finally {
+      this.depth--
+    }
   }
 
   // ── token helpers ────────────────────────────────────────────────────────
@@ -109,6 +139,10 @@ class Parser {
   }
 
   selectSet(): ast.AnySelect {
+    return this.nested(() => this.selectSetUnguarded())
+  }
+
+  private selectSetUnguarded(): ast.AnySelect {
     const start = this.cur.start
     let left = this.selectIntersect()
     const subsequent: ast.SelectUnionNode['subsequent'] = []
@@ -477,6 +511,10 @@ class Parser {
   }
 
   private ternary(): ast.Expr {
+    return this.nested(() => this.ternaryUnguarded())
+  }
+
+  private ternaryUnguarded(): ast.Expr {
     const start = this.cur.start
     const cond = this.or()
     if (!this.acceptOp('?')) return cond
@@ -508,7 +546,7 @@ class Parser {
     const start = this.cur.start
     if (this.isKw('not') && !this.isOp('(', 1)) {
       this.i++
-      return { kind: 'Not', expr: this.not(), start, end: this.prevEnd() }
+      return { kind: 'Not', expr: this.nested(() => this.not()), start, end: this.prevEnd() }
     }
     return this.predicate()
   }
@@ -517,7 +555,8 @@ class Parser {
   private predicate(): ast.Expr {
     const start = this.cur.start
     let left = this.nullish()
-    for (;;) {
+    const outer = this.depth
+    for (; ; this.enter()) {
       const tok = this.cur
       const end = () => this.prevEnd()
       if (tok.type === 'op' && COMPARE_OPS[tok.value]) {
@@ -567,6 +606,7 @@ class Parser {
         left = { kind: 'BetweenExpr', expr: left, low, high, negated, start, end: end() }
       } else {
         if (negated) this.i--
+        this.depth = outer
         return left
       }
     }
@@ -576,14 +616,15 @@ class Parser {
     const start = this.cur.start
     const left = this.additive()
     if (!this.acceptOp('??')) return left
-    const right = this.nullish()
+    const right = this.nested(() => this.nullish())
     return { kind: 'Call', name: 'ifNull', args: [left, right], start, end: this.prevEnd() }
   }
 
   private additive(): ast.Expr {
     const start = this.cur.start
     let left = this.multiplicative()
-    for (;;) {
+    const outer = this.depth
+    for (; ; this.enter()) {
       if (this.isOp('+') || this.isOp('-')) {
         const op = this.t[this.i++].value as ast.ArithmeticOp
         left = { kind: 'ArithmeticOperation', op, left, right: this.multiplicative(), start, end: this.prevEnd() }
@@ -594,17 +635,23 @@ class Parser {
             ? [...left.args, right]
             : [left, right]
         left = { kind: 'Call', name: 'concat', args, start, end: this.prevEnd(), fromPipes: true } as ast.Call
-      } else return left
+      } else {
+        this.depth = outer
+        return left
+      }
     }
   }
 
   private multiplicative(): ast.Expr {
     const start = this.cur.start
     let left = this.unary()
+    const outer = this.depth
     while (this.isOp('*') || this.isOp('/') || this.isOp('%')) {
+      this.enter()
       const op = this.t[this.i++].value as ast.ArithmeticOp
       left = { kind: 'ArithmeticOperation', op, left, right: this.unary(), start, end: this.prevEnd() }
     }
+    this.depth = outer
     return left
   }
 
@@ -612,21 +659,22 @@ class Parser {
     const start = this.cur.start
     if (this.isOp('-')) {
       this.i++
-      const inner = this.unary()
+      const inner = this.nested(() => this.unary())
       if (inner.kind === 'Constant' && typeof inner.value === 'number') {
         return { ...inner, value: -inner.value, start }
       }
       const zero: ast.Constant = { kind: 'Constant', value: 0 }
       return { kind: 'ArithmeticOperation', op: '-', left: zero, right: inner, start, end: this.prevEnd() }
     }
-    if (this.acceptOp('+')) return this.unary()
+    if (this.acceptOp('+')) return this.nested(() => this.unary())
     return this.postfix()
   }
 
   private postfix(): ast.Expr {
     const start = this.cur.start
     let e = this.primary()
-    for (;;) {
+    const outer = this.depth
+    for (; ; this.enter()) {
       if (this.isOp('[')) {
         this.i++
         const property = this.expr()
@@ -682,6 +730,8 @@ class Parser {
         e = { kind: 'ExprCall', expr: e, args, start, end: this.prevEnd() }
       } else break
     }
+    // each link of the chain nested the tree (or grew a field chain) by one: bounded like nesting
+    this.depth = outer
     return e
   }
 
@@ -991,12 +1041,29 @@ class Parser {
   }
 }
 
+/**
+ * Refuses a tree nested deeper than MAX_NESTING nodes. The parser's own guard bounds its recursion; chains it
+ * builds in loops (`1 + 1 + … + 1`, `a.b.c…`, `x[1][1]…`) still nest one node per link, and every later walk of
+ * the tree recurses that deep. Walks the tree with an explicit stack.
+ */
+function checkTreeDepth(root: object): void {
+  const stack: [unknown, number][] = [[root, 0]]
+  while (stack.length) {
+    const [value, depth] = stack.pop()!
+    if (!value || typeof value !== 'object') continue
+    const next = Array.isArray(value) || !('kind' in value) ? depth : depth + 1
+    if (next > MAX_NESTING) throw new HogQLSyntaxError(TOO_DEEP)
+    for (const child of Object.values(value)) if (child && typeof child === 'object') stack.push([child, next])
+  }
+}
+
 /** Parses a SELECT (or a set of SELECTs joined by UNION/INTERSECT/EXCEPT). */
 export function parseSelect(text: string): ast.SelectNode | ast.SelectUnionNode {
   const p = new Parser(text)
   if (!p.atSelectStart() && !p.atParenSelect()) p.fail('SELECT or WITH')
   const q = p.selectSet()
   p.expectEnd()
+  checkTreeDepth(q)
   return q
 }
 
@@ -1005,6 +1072,7 @@ export function parseExpr(text: string): ast.Expr {
   const p = new Parser(text)
   const e = p.expr()
   p.expectEnd()
+  checkTreeDepth(e)
   return e
 }
 

@@ -16,46 +16,64 @@ export class QueryFailed extends ApiError {
   }
 }
 
-/** Engine errors the user caused and can fix; their messages are safe to show (PostHog's `user_safe`). */
-const USER_SAFE = new Set([
-  'AMBIGUOUS_COLUMN_NAME',
-  'ARGUMENT_OUT_OF_BOUND',
-  'BAD_ARGUMENTS',
-  'CANNOT_COMPILE_REGEXP',
-  'CANNOT_CONVERT_TYPE',
-  'CANNOT_PARSE_DATE',
-  'CANNOT_PARSE_DATETIME',
-  'CANNOT_PARSE_INPUT_ASSERTION_FAILED',
-  'CANNOT_PARSE_NUMBER',
-  'CANNOT_PARSE_TEXT',
-  'CANNOT_PARSE_UUID',
-  'DECIMAL_OVERFLOW',
-  'FUNCTION_THROW_IF_VALUE_IS_NON_ZERO',
-  'ILLEGAL_AGGREGATION',
-  'ILLEGAL_COLUMN',
-  'ILLEGAL_DIVISION',
-  'ILLEGAL_TYPE_OF_ARGUMENT',
-  'ILLEGAL_TYPE_OF_COLUMN_FOR_FILTER',
-  'INCORRECT_DATA',
-  'INVALID_JOIN_ON_EXPRESSION',
-  'INVALID_WITH_FILL_EXPRESSION',
-  'NO_COMMON_TYPE',
-  'NOT_AN_AGGREGATE',
-  'NUMBER_OF_ARGUMENTS_DOESNT_MATCH',
-  'SIZES_OF_ARRAYS_DONT_MATCH',
-  'TOO_LARGE_ARRAY_SIZE',
-  'TOO_MANY_BYTES',
-  'TOO_MANY_ROWS',
-  'TOO_MANY_ROWS_OR_BYTES',
-  'TYPE_MISMATCH',
-  'UNKNOWN_AGGREGATE_FUNCTION',
-  'UNKNOWN_FUNCTION',
-  'UNKNOWN_IDENTIFIER',
-  'UNKNOWN_TABLE',
-  'UNSUPPORTED_METHOD',
-  'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE',
-  'ZERO_ARRAY_OR_TUPLE_INDEX',
-])
+const CONVERSION =
+  'A value could not be converted to the type the query asks for. Functions ending in OrNull (toIntOrNull, ' +
+  'toFloatOrNull, toDateOrNull, toDateTimeOrNull, toUUIDOrNull) give NULL instead.'
+const ARGUMENTS = 'A function was called with arguments it does not accept.'
+const ARRAYS = 'An array or tuple was used out of its bounds, or arrays of different sizes were combined.'
+const RANGE = 'A value is out of the range of its type.'
+const TOO_LARGE = 'The query would return or build too much data. Add a LIMIT or narrow the query.'
+
+/**
+ * Engine errors the user caused and can fix, each with a message of our own. The engine's own text names row
+ * values, generated SQL and internal identifiers, so it is never shown: it goes to the server log only.
+ */
+const USER_ERRORS: Record<string, string> = {
+  AMBIGUOUS_COLUMN_NAME: 'A column name in the query is ambiguous.',
+  ARGUMENT_OUT_OF_BOUND: ARRAYS,
+  BAD_ARGUMENTS: ARGUMENTS,
+  CANNOT_COMPILE_REGEXP: 'A regular expression in the query is not valid.',
+  CANNOT_CONVERT_TYPE: CONVERSION,
+  CANNOT_PARSE_BOOL: CONVERSION,
+  CANNOT_PARSE_DATE: CONVERSION,
+  CANNOT_PARSE_DATETIME: CONVERSION,
+  CANNOT_PARSE_INPUT_ASSERTION_FAILED: CONVERSION,
+  CANNOT_PARSE_IPV4: CONVERSION,
+  CANNOT_PARSE_IPV6: CONVERSION,
+  CANNOT_PARSE_NUMBER: CONVERSION,
+  CANNOT_PARSE_TEXT: CONVERSION,
+  CANNOT_PARSE_UUID: CONVERSION,
+  CANNOT_PARSE_QUOTED_STRING: CONVERSION,
+  CANNOT_PARSE_ESCAPE_SEQUENCE: CONVERSION,
+  CANNOT_READ_ARRAY_FROM_TEXT: CONVERSION,
+  DECIMAL_OVERFLOW: RANGE,
+  FUNCTION_THROW_IF_VALUE_IS_NON_ZERO: 'throwIf() was triggered by a value in the query.',
+  ILLEGAL_AGGREGATION: 'An aggregate function is used where it is not allowed (for example inside another one).',
+  ILLEGAL_COLUMN: ARGUMENTS,
+  ILLEGAL_DIVISION: 'Division by zero.',
+  ILLEGAL_TYPE_OF_ARGUMENT: 'A function was given an argument of a type it does not accept.',
+  ILLEGAL_TYPE_OF_COLUMN_FOR_FILTER: 'A filter condition must be a boolean or a number.',
+  INCORRECT_DATA: CONVERSION,
+  INVALID_JOIN_ON_EXPRESSION: 'The JOIN condition is not supported.',
+  INVALID_WITH_FILL_EXPRESSION: 'The WITH FILL expression is not valid.',
+  NO_COMMON_TYPE: 'Values of types that have no common type are combined (in a comparison, IF, array or UNION).',
+  NOT_AN_AGGREGATE: 'A column is used outside an aggregate function but is not in the GROUP BY.',
+  NUMBER_OF_ARGUMENTS_DOESNT_MATCH: 'A function was called with the wrong number of arguments.',
+  SIZES_OF_ARRAYS_DONT_MATCH: ARRAYS,
+  TOO_LARGE_ARRAY_SIZE: TOO_LARGE,
+  TOO_LARGE_STRING_SIZE: TOO_LARGE,
+  TOO_MANY_BYTES: TOO_LARGE,
+  TOO_MANY_ROWS: TOO_LARGE,
+  TOO_MANY_ROWS_OR_BYTES: TOO_LARGE,
+  TYPE_MISMATCH: 'A value does not match the type it is used as.',
+  UNKNOWN_AGGREGATE_FUNCTION: 'The query uses an aggregate function that does not exist.',
+  UNKNOWN_FUNCTION: 'The query uses a function that does not exist.',
+  UNKNOWN_IDENTIFIER: 'The query names a column that does not exist.',
+  UNKNOWN_TABLE: 'The query names a table that does not exist.',
+  UNSUPPORTED_METHOD: 'The query uses an operation that is not supported.',
+  VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE: RANGE,
+  ZERO_ARRAY_OR_TUPLE_INDEX: 'Array and tuple indexes start from 1, not 0.',
+}
 
 export const CANCELLED_DETAIL = 'Query was cancelled.'
 
@@ -71,7 +89,10 @@ export function parseEngineError(message: string): { name: string; detail: strin
   return { name, detail: match[1].trim() }
 }
 
-/** Maps anything a query run can throw to an API error; errors that are not about the query pass through. */
+/**
+ * Maps anything a query run can throw to an API error; errors that are not about the query pass through. No
+ * engine text reaches the caller: callers log the original error (`engineErrorText`) on the server.
+ */
 export function toQueryError(error: unknown): ApiError | unknown {
   if (error instanceof ApiError) return error
   if (error instanceof HogQLSyntaxError)
@@ -102,8 +123,7 @@ export function toQueryError(error: unknown): ApiError | unknown {
       'Query exceeds memory limits. Try reducing its scope by changing the time range.',
     )
   }
-  if (USER_SAFE.has(engine.name)) {
-    return new QueryFailed(400, 'validation_error', engine.name.toLowerCase(), engine.detail)
-  }
+  const user = USER_ERRORS[engine.name]
+  if (user) return new QueryFailed(400, 'validation_error', engine.name.toLowerCase(), `${user} (${engine.name})`)
   return new QueryFailed(500, 'server_error', 'error', 'ClickHouse error while executing query.')
 }

@@ -34,7 +34,7 @@ export interface RunnerDeps {
   propertyTypes?: (teamId: number) => Promise<PropertyTypes | undefined>
   /** The project's cohorts, for `IN COHORT` and cohort property filters (loaded only by queries that use them). */
   cohorts?: (teamId: number) => Promise<CohortResolver>
-  limits?: { maxExecutionSeconds?: number; maxMemoryBytes?: number }
+  limits?: { maxExecutionSeconds?: number; maxMemoryBytes?: number; maxThreads?: number; maxResultBytes?: number }
   /** Event properties with a column of their own on the events table (default: the event store's schema). */
   materializedEventProperties?: Readonly<Record<string, string>>
 }
@@ -67,7 +67,10 @@ export type HogQLExecutor = (
 ) => Promise<ExecutedHogQL>
 
 const DEFAULT_MAX_EXECUTION_SECONDS = 60
-const DEFAULT_MAX_MEMORY_BYTES = 4 * 1024 ** 3
+const DEFAULT_MAX_MEMORY_BYTES = 2 * 1024 ** 3
+const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 ** 2
+/** Nice value of a query's engine threads: below inserts, merges and the request thread. */
+const QUERY_THREAD_NICE = 19
 
 /** Splits the compiler's trailing `SETTINGS a=1, b=2` off, so that ours can be merged into one clause. */
 export function splitSettings(sql: string): { sql: string; settings: Record<string, string | number> } {
@@ -114,6 +117,10 @@ export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
       deps.limits?.maxExecutionSeconds ?? DEFAULT_MAX_EXECUTION_SECONDS,
     )
     settings.max_memory_usage = deps.limits?.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES
+    settings.max_result_bytes = deps.limits?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES
+    settings.result_overflow_mode = 'throw'
+    settings.os_thread_priority = QUERY_THREAD_NICE
+    if (deps.limits?.maxThreads) settings.max_threads = deps.limits.maxThreads
     ctx.stats.hogql = compiled.hogql
     ctx.stats.clickhouse = sql
     if (ctx.signal.aborted) throw toQueryError(Object.assign(new Error('aborted'), { name: 'AbortError' }))

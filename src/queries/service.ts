@@ -67,6 +67,8 @@ export interface QueryServiceDeps extends RunnerDeps {
   cache?: QueryCache
   /** Runners for more node kinds (insights), by kind. */
   runners?: Record<string, NodeRunner>
+  /** Told of every failed run with the original error, whose text (engine messages) callers never see. */
+  onFailure?: (error: unknown, context: { teamId: number; queryId: string; code: string }) => void
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -192,7 +194,7 @@ export function createQueryService(deps: QueryServiceDeps) {
         status,
         hogql: ctx.stats.hogql ?? null,
         clickhouse: ctx.stats.clickhouse ?? null,
-        error: error === undefined ? null : error instanceof QueryFailed ? error.detail : String(error),
+        error: error === undefined ? null : error instanceof QueryFailed ? error.detail : 'error',
         error_code: error instanceof QueryFailed ? error.code : error === undefined ? null : 'error',
         duration_ms: performance.now() - started,
         rows_read: ctx.stats.rowsRead,
@@ -210,6 +212,10 @@ export function createQueryService(deps: QueryServiceDeps) {
     } catch (error) {
       const mapped = toQueryError(error)
       const cancelled = signal.aborted || (mapped instanceof QueryFailed && mapped.detail === CANCELLED_DETAIL)
+      if (!cancelled) {
+        const code = mapped instanceof QueryFailed ? mapped.code : 'error'
+        deps.onFailure?.(error, { teamId: team.id, queryId: meta.queryId, code })
+      }
       await finishLog(cancelled ? 'cancelled' : 'failed', mapped).catch(() => undefined)
       throw mapped
     }

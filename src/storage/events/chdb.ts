@@ -54,15 +54,19 @@ function createLock(): () => Promise<() => void> {
 export function createChdbEventStore(
   dataDir: string,
   poolSize = 3,
-  options: { engineThreadNice?: number } = {},
+  options: { engineThreadNice?: number; engineMemoryBytes?: number } = {},
 ): EventStore {
   fs.mkdirSync(dataDir, { recursive: true })
+  // The engine's total memory (every query, insert and merge together): past it, allocations fail with
+  // MEMORY_LIMIT_EXCEEDED instead of the process growing until the machine kills it.
+  const connectionArgs = options.engineMemoryBytes
+    ? [...CONNECTION_ARGS, `--max_server_memory_usage=${Math.floor(options.engineMemoryBytes)}`]
+    : CONNECTION_ARGS
+  const open = () => new Session(dataDir, { connectionArgs })
   const pool: PooledSession[] = []
-  for (let i = 0; i < poolSize; i++) {
-    pool.push({ session: new Session(dataDir, { connectionArgs: CONNECTION_ARGS }), running: 0, lock: createLock() })
-  }
+  for (let i = 0; i < poolSize; i++) pool.push({ session: open(), running: 0, lock: createLock() })
   // A dedicated session for control statements (KILL, progress), so they never wait behind a long query.
-  const control = new Session(dataDir, { connectionArgs: CONNECTION_ARGS })
+  const control = open()
   const stopDeprioritizing = keepEngineThreadsDeprioritized(options.engineThreadNice ?? 0)
   let closed = false
 
@@ -97,8 +101,9 @@ export function createChdbEventStore(
       }
       return await target.session.queryAsync(text, { format, signal })
     } catch (err) {
-      // A killed query leaves output behind in its session that the next query would read: start afresh.
-      if (/QUERY_WAS_CANCELLED|TIMEOUT_EXCEEDED/.test(String((err as Error)?.message))) recycle(target)
+      // A query that failed or was killed part-way leaves its partial output in the session, and the next query
+      // there would read it before its own: start afresh (a session opens in a few milliseconds).
+      if (err instanceof Error && err.name !== 'AbortError' && /DB::Exception/.test(err.message)) recycle(target)
       throw err
     } finally {
       release()
@@ -143,7 +148,7 @@ export function createChdbEventStore(
 
   function recycle(entry: PooledSession) {
     const old = entry.session
-    entry.session = new Session(dataDir, { connectionArgs: CONNECTION_ARGS })
+    entry.session = open()
     old.close()
   }
 
