@@ -25,6 +25,7 @@ export function docsPolicy(header: string): string {
   return header
     .replace(/frame-ancestors [^;]*;?/, "frame-ancestors 'none';")
     .replace(/\s*upgrade-insecure-requests;?/, '')
+    .replace(/\s+;/g, ';')
     .trim()
 }
 
