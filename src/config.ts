@@ -28,7 +28,7 @@ export interface QueryLimitConfig {
   /** Memory one query may use. */
   maxMemoryBytes: number
   maxExecutionSeconds: number
-  /** Engine threads one query may use: by default all cores but one, which stays for serving requests. */
+  /** Engine threads one query may use (they run at nice 19, so requests and inserts go first). */
   maxThreads: number
   /** Size of one query's result in the engine (the rows are capped by LIMIT already). */
   maxResultBytes: number
@@ -74,7 +74,7 @@ function queryLimits(env: NodeJS.ProcessEnv): QueryLimitConfig {
     engineMemoryBytes: engineMiB * MiB,
     maxMemoryBytes: queryMiB * MiB,
     maxExecutionSeconds: integer(env, 'QUERY_MAX_EXECUTION_SECONDS', 60, 1, 3600),
-    maxThreads: integer(env, 'QUERY_MAX_THREADS', Math.max(1, os.availableParallelism() - 1), 1, 1024),
+    maxThreads: integer(env, 'QUERY_MAX_THREADS', os.availableParallelism(), 1, 1024),
     maxResultBytes: integer(env, 'QUERY_MAX_RESULT_MB', 64, 1, 4096) * MiB,
   }
 }

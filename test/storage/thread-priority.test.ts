@@ -37,4 +37,20 @@ describe.runIf(process.platform === 'linux')('engine thread priority', () => {
     expect(os.getPriority(process.pid)).toBe(0)
     for (const t of all.filter((x) => x.name === 'node')) expect([0, undefined]).toContain(niceOf(t.tid))
   })
+
+  it("runs a query's threads at the query's own nicer priority, and the periodic lowering keeps it", async () => {
+    const running = store.query('SELECT sum(number) FROM numbers(3000000000)', {
+      settings: { os_thread_priority: 19, max_execution_time: 3 },
+    })
+    const seen = new Set<number | undefined>()
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 50))
+      deprioritizeEngineThreads(7)
+      // read after each lowering, late in the query: the query's threads must still be at 19
+      if (i >= 10) for (const t of threads().filter((x) => x.name !== 'node')) seen.add(niceOf(t.tid))
+    }
+    await running.catch(() => undefined)
+    expect(seen.has(19)).toBe(true)
+    expect(os.getPriority(process.pid)).toBe(0)
+  })
 })

@@ -21,7 +21,8 @@ export function deprioritizeEngineThreads(nice: number): number {
     try {
       const name = fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim()
       if (name === NODE_THREAD) continue
-      if (os.getPriority(Number(tid)) === nice) continue
+      // Never lower a larger value: query threads run at the query's own `os_thread_priority` (nicer still).
+      if (os.getPriority(Number(tid)) >= nice) continue
       os.setPriority(Number(tid), nice)
       changed++
     } catch {
