@@ -2,7 +2,7 @@
 // store (rate-limit-store.ts). Successful capture and /flags requests are never counted; what is counted is
 // failed authentication, failed public requests, and query work.
 import crypto from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { RateLimitConfig } from '../config.js'
 import { clientIp } from '../ingest/geoip.js'
@@ -69,17 +69,27 @@ export function createRateLimiter(deps: {
   const leases = new Set<NodeJS.Timeout>()
 
   return {
+    /** Whether this process is refusing any subject at all (if not, nobody needs looking up). */
+    isRefusingAny: () => blocked.size > 0,
+
     /**
-     * Seconds the subject must wait because it has used up this window (0: go ahead), without counting a hit.
-     * `shared` also reads the shared counter (what other processes counted); otherwise only this process's
-     * memory is asked, which costs nothing.
+     * Seconds the subject must wait as far as this process knows (0: go ahead), from memory only: it counted
+     * the hit that reached the limit, or read it from the shared counter.
      */
-    async wait(rule: WindowRule, subject: string, options: { shared: boolean }): Promise<number> {
+    waitHere(rule: WindowRule, subject: string): number {
+      return rule.limit <= 0 ? 0 : remembered(`${rule.name}:${subject}`, now())
+    },
+
+    /**
+     * Seconds the subject must wait because it has used up this window (0: go ahead), without counting a hit:
+     * from memory, else from the shared counter (what every process counted).
+     */
+    async wait(rule: WindowRule, subject: string): Promise<number> {
       if (rule.limit <= 0) return 0
       const at = now()
       const id = `${rule.name}:${subject}`
       const known = remembered(id, at)
-      if (known > 0 || !options.shared) return known
+      if (known > 0) return known
       const { key, end } = windowOf(rule, subject, at)
       try {
         if ((await deps.store.hits(key)) < rule.limit) return 0
@@ -164,6 +174,12 @@ export type RateLimiter = ReturnType<typeof createRateLimiter>
 /** POST to the query API (any kind path); status, upgrade and cancel calls are not query work. */
 const QUERY_ROUTE = /^\/api\/(projects|environments)\/:projectId\/query\/(:[A-Za-z_]+\/)?$/
 
+/** A route option that may hold one hook or several, as a list. */
+function hookList<T>(hooks: T | T[] | undefined): T[] {
+  if (hooks === undefined) return []
+  return Array.isArray(hooks) ? hooks : [hooks]
+}
+
 function tooManyConcurrent(): ApiError {
   return new ApiError(
     429,
@@ -206,39 +222,49 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     await done()
   }
 
+  async function releaseOnSend(req: FastifyRequest, _reply: FastifyReply, payload: unknown) {
+    await release(req)
+    return payload
+  }
+
+  /** Runs after authentication: the key and the project are known. */
+  async function limitQuery(req: FastifyRequest) {
+    const keyId = req.auth?.key?.id
+    if (keyId !== undefined) {
+      const subject = String(keyId)
+      const wait = Math.max(await limiter.hit(queryMinute, subject), await limiter.hit(queryHour, subject))
+      if (wait > 0) throw new Throttled(wait)
+    }
+    if (limits.queryConcurrency > 0 && req.project) {
+      const done = await limiter.acquire(`query:${req.project.id}`, limits.queryConcurrency)
+      if (!done) throw tooManyConcurrent()
+      releases.set(req, done)
+    }
+  }
+
   const plugin = fp(
     async (app: FastifyInstance) => {
-      app.addHook('onRequest', async (req) => {
+      // A callback hook: on public routes (capture, /flags) it answers at once from memory, with no promise.
+      app.addHook('onRequest', (req, _reply, done) => {
         // Preflights carry no credentials, and unknown paths do no work.
-        if (req.method === 'OPTIONS' || req.routeOptions.url === undefined) return
-        const wait = isPersonalKeyRoute(req)
-          ? await limiter.wait(authFailures, ipOf(req), { shared: true })
-          : await limiter.wait(publicFailures, ipOf(req), { shared: false })
-        if (wait > 0) throw new Throttled(wait)
+        if (req.method === 'OPTIONS' || req.routeOptions.url === undefined) return done()
+        if (!isPersonalKeyRoute(req)) {
+          const wait = limiter.isRefusingAny() ? limiter.waitHere(publicFailures, ipOf(req)) : 0
+          return done(wait > 0 ? new Throttled(wait) : undefined)
+        }
+        limiter.wait(authFailures, ipOf(req)).then((wait) => done(wait > 0 ? new Throttled(wait) : undefined), done)
       })
 
-      // After authentication: the key and the project are known.
-      app.addHook('preHandler', async (req) => {
-        if (req.method !== 'POST' || !QUERY_ROUTE.test(req.routeOptions.url ?? '')) return
-        const keyId = req.auth?.key?.id
-        if (keyId !== undefined) {
-          const subject = String(keyId)
-          const wait = Math.max(await limiter.hit(queryMinute, subject), await limiter.hit(queryHour, subject))
-          if (wait > 0) throw new Throttled(wait)
-        }
-        if (limits.queryConcurrency > 0 && req.project) {
-          const done = await limiter.acquire(`query:${req.project.id}`, limits.queryConcurrency)
-          if (!done) throw tooManyConcurrent()
-          releases.set(req, done)
-        }
+      // Query routes only, as their own hooks, so that no other request pays for them.
+      app.addHook('onRoute', (route) => {
+        const methods = Array.isArray(route.method) ? route.method : [route.method]
+        if (!methods.includes('POST') || !QUERY_ROUTE.test(route.url)) return
+        route.preHandler = [...hookList(route.preHandler), limitQuery]
+        // The work is done once the answer is being sent; the other two cover answers that never get there.
+        route.onSend = [...hookList(route.onSend), releaseOnSend]
+        route.onResponse = [...hookList(route.onResponse), release]
+        route.onRequestAbort = [...hookList(route.onRequestAbort), release]
       })
-      // The work is done once the answer is being sent; the other two cover answers that never get there.
-      app.addHook('onSend', async (req, _reply, payload) => {
-        await release(req)
-        return payload
-      })
-      app.addHook('onResponse', async (req) => release(req))
-      app.addHook('onRequestAbort', async (req) => release(req))
     },
     { name: 'burrow-rate-limits' },
   )

@@ -4,6 +4,8 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Burrow, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { createRateLimiter } from '../../src/http/rate-limit.js'
+import { createRateLimitStore } from '../../src/http/rate-limit-store.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
 const LIMITS = {
@@ -145,6 +147,27 @@ describe('query API', () => {
     // The finished query gave its slot back.
     expect((await run()).statusCode).toBe(200)
     await second?.()
+  })
+})
+
+describe('query slots', () => {
+  it('frees the slot of a holder that stopped renewing its lease (a process that died)', async () => {
+    const store = createRateLimitStore(t.burrow.meta.db)
+    const onError = (err: unknown) => {
+      throw err
+    }
+    const held = await t.burrow.rateLimiter.acquire('query:abandoned', 1)
+    expect(held).toBeDefined()
+    expect(await t.burrow.rateLimiter.acquire('query:abandoned', 1)).toBeUndefined()
+    // Another process, two minutes on, without the holder's renewals: the lease has run out.
+    const later = createRateLimiter({ store, clock: () => new Date(clock().getTime() + 120_000), onError })
+    const taken = await later.acquire('query:abandoned', 1)
+    expect(taken).toBeDefined()
+    // The first holder's release no longer touches a slot that is someone else's now.
+    await held?.()
+    expect(await later.acquire('query:abandoned', 1)).toBeUndefined()
+    await taken?.()
+    later.close()
   })
 })
 
