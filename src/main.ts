@@ -3,11 +3,13 @@ import path from 'node:path'
 import { buildApp } from './app.js'
 import { ensureDemoAccount } from './bootstrap.js'
 import { ConfigError, loadConfig } from './config.js'
+import { installFatalErrorExit } from './fatal-exit.js'
 import { runKeysCommand } from './users/keys-cli.js'
 
 async function start() {
   const config = loadConfig()
   const burrow = await buildApp(config)
+  installFatalErrorExit()
   const { credentials, created } = await ensureDemoAccount(burrow)
   await burrow.app.listen({ port: config.port, host: config.host })
 
@@ -32,6 +34,7 @@ async function start() {
         `  project API key:   ${credentials.project_api_key}`,
         `  Demo login and personal API key: ${file}`,
         `  New personal API key: npm run burrow -- keys create --label <label> --scopes '*'`,
+        `  try: curl -H "Authorization: Bearer $(node -p "require('${file}').personal_api_key")" ${config.siteUrl}/api/projects/`,
         '',
       ]
   process.stdout.write(`${lines.join('\n')}\n`)
