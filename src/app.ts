@@ -22,6 +22,7 @@ import { flagRoutes } from './flags/routes.js'
 import { createFlagService, toFlagDefinition } from './flags/service.js'
 import { createFlagStore } from './flags/store.js'
 import { authPlugin } from './http/auth.js'
+import { bodyDepthPlugin } from './http/body-depth.js'
 import { answerClientError, answerFrameworkError, installErrorHandling } from './http/error-handler.js'
 import { loggerOptions, redactUrl } from './http/logging.js'
 import { createRateLimiter, createRequestLimits } from './http/rate-limit.js'
@@ -207,6 +208,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   // After CORS, so that a refusal still tells the browser's SDK when to retry.
   await app.register(requestLimits.plugin)
   await app.register(authPlugin, { ...stores, clock })
+  await app.register(bodyDepthPlugin)
 
   app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger())
   app.get('/_health', { schema: { hide: true } }, async (_req, reply) => {

@@ -136,3 +136,49 @@ describe('nesting', () => {
     expect(res.json().detail).toContain('Query is too long')
   })
 })
+
+describe('deeply nested JSON bodies on management routes', () => {
+  const N = 20_000
+  const leaf = '{"key":"a","value":"b","type":"event","operator":"exact"}'
+  const group = `${'{"type":"AND","values":['.repeat(N)}${leaf}${']}'.repeat(N)}`
+  const wrappers = `${'{"kind":"DataTableNode","source":'.repeat(N)}{"kind":"EventsQuery","select":["event"]}${'}'.repeat(N)}`
+  const send = (path: string, payload: string) =>
+    t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/${path}`,
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      payload,
+    })
+
+  it.each([
+    [
+      'property groups of an EventsQuery',
+      'query/',
+      `{"query":{"kind":"EventsQuery","select":["event"],"properties":[${group}]}}`,
+    ],
+    ['wrapper nodes', 'query/', `{"query":${wrappers}}`],
+    [
+      'HogQL placeholder values',
+      'query/',
+      `{"query":{"kind":"HogQLQuery","query":"select 1","values":{"a":${group}}}}`,
+    ],
+    [
+      'filters_override',
+      'query/',
+      `{"query":{"kind":"HogQLQuery","query":"select 1"},"filters_override":{"properties":[${group}]}}`,
+    ],
+    ['a node to upgrade', 'query/upgrade/', `{"query":${wrappers}}`],
+    ['feature flag filters', 'feature_flags/', `{"key":"deep","filters":{"groups":[{"properties":[${group}]}]}}`],
+  ])('%s 20,000 levels deep answer 400, not a stack overflow', async (_what, path, payload) => {
+    const res = await send(path, payload)
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ type: 'validation_error', attr: null })
+    expect(res.json().detail).toContain('nested too deeply')
+  })
+
+  it('still takes a body nested a dozen levels', async () => {
+    const twelve = `${'{"type":"AND","values":['.repeat(10)}${leaf}${']}'.repeat(10)}`
+    const res = await send('query/', `{"query":{"kind":"EventsQuery","select":["event"],"properties":[${twelve}]}}`)
+    expect(res.statusCode).toBe(200)
+  })
+})
