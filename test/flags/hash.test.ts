@@ -6,7 +6,7 @@ import { evaluateFlag, normalizeDistinctId } from '../../src/flags/matcher.js'
 import type { EvaluationContext, FlagDefinition } from '../../src/flags/types.js'
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/reference/flag_vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8'),
 ) as Record<string, any>
 
 function binary64Hex(x: number): string {

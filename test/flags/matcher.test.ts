@@ -6,7 +6,7 @@ import type { Cohort, EvaluationContext, FlagDefinition } from '../../src/flags/
 import { flagValueOf } from '../../src/flags/types.js'
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/reference/flag_vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8'),
 ) as Record<string, any>
 
 function ctx(overrides: Partial<EvaluationContext> = {}): EvaluationContext {

@@ -12,7 +12,7 @@ import {
 import type { FlagDefinition } from '../../src/flags/types.js'
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/reference/flag_vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8'),
 ) as Record<string, any>
 
 describe('detectRuntime', () => {
