@@ -21,7 +21,7 @@ async function cause(fault: string | undefined) {
     const { Session } = await import('chdb')
     const session = new Session(path.join(process.env.DATA_DIR as string, 'chdb'))
     session
-      .queryAsync('SELECT sum(sleepEachRow(0.01)) FROM numbers(30000) SETTINGS max_block_size = 1', 'CSV')
+      .queryAsync('SELECT sum(sleepEachRow(0.01)) FROM numbers(30000) SETTINGS max_block_size = 1')
       .catch(() => undefined)
     setTimeout(() => {
       throw new Error('an uncaught test fault while a query runs')
