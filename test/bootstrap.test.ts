@@ -136,6 +136,13 @@ describe('configuration', () => {
       clickhouseUrl: 'chdb:/tmp/x/chdb',
       siteUrl: 'http://127.0.0.1:8010',
       engineThreadNice: 10,
+      rateLimits: {
+        authFailuresPerMinute: 60,
+        publicFailuresPerMinute: 600,
+        queriesPerMinute: 240,
+        queriesPerHour: 1200,
+        queryConcurrency: 3,
+      },
     })
   })
 
@@ -147,6 +154,8 @@ describe('configuration', () => {
     [{ SMTP_URL: 'mail.example.com' }, /SMTP_URL must start with/],
     [{ SITE_URL: 'not a url' }, /SITE_URL must be an absolute URL/],
     [{ ENGINE_THREAD_NICE: '-5' }, /ENGINE_THREAD_NICE must be an integer between 0 and 19/],
+    [{ RATE_LIMIT_QUERY_CONCURRENCY: '-1' }, /RATE_LIMIT_QUERY_CONCURRENCY must be an integer between 0 and 1000/],
+    [{ RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: 'lots' }, /RATE_LIMIT_AUTH_FAILURES_PER_MINUTE must be an integer/],
   ])('rejects %o with one clear line', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError)
     expect(() => loadConfig(env)).toThrow(message)
