@@ -9,12 +9,15 @@
  * - base64 JSON, raw or as a form field `data=` (posthog-js `/flags` with `?compression=base64`);
  * - the same `data=` in the query string of a GET.
  *
- * Any layer that does not decode throws a {@link DecodeError} whose message names the layer and the reason.
+ * Any layer that does not decode throws a {@link DecodeError} whose message names the layer and the reason. Every
+ * layer is held to the size cap as it produces output (a bomb stops at the cap, not after it), and the JSON to
+ * the nesting limit before it is parsed.
  */
 
 import { promisify } from 'node:util'
 import { brotliDecompress, brotliDecompressSync, gunzip, gunzipSync, inflate, inflateSync } from 'node:zlib'
-import LZString from 'lz-string'
+import { limitNesting, MAX_JSON_DEPTH } from './json-nesting.js'
+import { decompressLz64, Lz64Error } from './lz64.js'
 
 export class DecodeError extends Error {
   override readonly name: string = 'DecodeError'
@@ -47,7 +50,31 @@ const inflateAsync = promisify(inflate)
 const brotliAsync = promisify(brotliDecompress)
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+export interface DecodedCapture {
+  payload: unknown
+  /** Positions in the batch whose event nested too deep: cut out before parsing, `null` in `payload`. */
+  tooDeep: number[]
+}
+
+/** Decodes a body as one JSON value (a `/flags` request): nesting too deep anywhere refuses it. */
 export async function decodeCaptureBody(input: DecodeInput): Promise<unknown> {
+  const { text, what } = await decodeToText(input)
+  return parseJson(text, what, false).payload
+}
+
+/** Decodes a capture body: an event of a batch that nests too deep is left out alone (listed in `tooDeep`). */
+export async function decodeCapturePayload(input: DecodeInput): Promise<DecodedCapture> {
+  const { text, what } = await decodeToText(input)
+  return parseJson(text, what, true)
+}
+
+interface JsonText {
+  text: string
+  /** Which layer produced the text, for error messages. */
+  what: string
+}
+
+async function decodeToText(input: DecodeInput): Promise<JsonText> {
   const maxBytes = input.maxBytes ?? DEFAULT_MAX_BYTES
   let hint = compressionFromQuery(input.query.compression)
   const encoding = compressionFromHeader(input.contentEncoding)
@@ -91,7 +118,7 @@ export async function decodeCaptureBody(input: DecodeInput): Promise<unknown> {
   return decodeText(text, hint, maxBytes, fromForm)
 }
 
-async function decodeText(text: string, hint: Compression, maxBytes: number, fromForm: boolean): Promise<unknown> {
+async function decodeText(text: string, hint: Compression, maxBytes: number, fromForm: boolean): Promise<JsonText> {
   let payload = text.trim()
   if (payload === '') throw new DecodeError('payload is empty')
   // A form decoder turns an unescaped '+' into a space; base64 has no spaces, so put them back.
@@ -99,11 +126,11 @@ async function decodeText(text: string, hint: Compression, maxBytes: number, fro
 
   const first = payload.charCodeAt(0)
   if (hint === 'lz64' && first !== 0x7b && first !== 0x5b) {
-    return parseJson(decompressLz64(payload, maxBytes), 'lz64-decoded payload')
+    return { text: lz64Text(payload, maxBytes), what: 'lz64-decoded payload' }
   }
   if (first === 0x7b /* { */ || first === 0x5b /* [ */) {
     // A '[' or '{' can still open base64 only in theory ('[' and '{' are not in the alphabet), so this is JSON.
-    return parseJson(payload, 'payload')
+    return { text: payload, what: 'payload' }
   }
   if (!isBase64(payload)) {
     throw new DecodeError(
@@ -124,28 +151,31 @@ async function decodeText(text: string, hint: Compression, maxBytes: number, fro
   } catch {
     throw new DecodeError('base64 payload does not decode to UTF-8 text')
   }
-  return parseJson(json, 'base64-decoded payload')
+  return { text: json, what: 'base64-decoded payload' }
 }
 
-function decompressLz64(payload: string, maxBytes: number): string {
+function lz64Text(payload: string, maxBytes: number): string {
   // lz-string pads to a multiple of four itself, sometimes with three '=', so only the alphabet is checked.
   const compact = /\s/.test(payload) ? payload.replace(/\s+/g, '') : payload
   if (!LZ64.test(compact)) throw new DecodeError('lz64 payload is not valid base64 text')
-  let out: string | null
+  let out: string
   try {
-    out = LZString.decompressFromBase64(compact)
+    // One UTF-16 unit is at least one UTF-8 byte, so the cap in units never lets more bytes through.
+    out = decompressLz64(compact, maxBytes)
   } catch (err) {
-    throw new DecodeError(`invalid lz64 data: ${(err as Error).message}`)
+    if (!(err instanceof Lz64Error)) throw err
+    if (err.isTooLarge) throw new PayloadTooLargeError(`lz64 payload ${err.message}`)
+    throw new DecodeError(`invalid lz64 data: ${err.message}`)
   }
-  if (out === null || out === '') throw new DecodeError('invalid lz64 data: nothing decompressed')
-  // UTF-16 length is a lower bound of the UTF-8 size; good enough to stop a bomb.
-  if (out.length > maxBytes) throw new PayloadTooLargeError(`lz64 payload decompresses past ${maxBytes} bytes`)
+  if (out === '') throw new DecodeError('invalid lz64 data: nothing decompressed')
   return out
 }
 
-function parseJson(text: string, what: string): unknown {
+function parseJson(text: string, what: string, batchItems: boolean): DecodedCapture {
+  const checked = limitNesting(text, MAX_JSON_DEPTH, batchItems)
+  if (!checked.ok) throw new DecodeError(`${what} nests deeper than ${MAX_JSON_DEPTH} levels`)
   try {
-    return JSON.parse(text)
+    return { payload: JSON.parse(checked.text), tooDeep: checked.removed }
   } catch (err) {
     throw new DecodeError(`${what} is not valid JSON: ${(err as Error).message}`)
   }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, ValidationError } from '../http/errors.js'
-import { DecodeError, decodeCaptureBody } from './decode.js'
+import { type DecodedCapture, DecodeError, decodeCapturePayload } from './decode.js'
 import { clientIp } from './geoip.js'
+import { MAX_JSON_DEPTH } from './json-nesting.js'
 import { CaptureValidationError, extractEvents } from './normalize.js'
 import type { IngestService } from './service.js'
 
@@ -19,9 +20,9 @@ export function ingestRoutes(deps: { ingest: IngestService; trustedProxies: numb
 
     const handler = async (req: FastifyRequest) => {
       const query = req.query as Record<string, string | undefined>
-      let payload: unknown
+      let decoded: DecodedCapture
       try {
-        payload = await decodeCaptureBody({
+        decoded = await decodeCapturePayload({
           body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
           contentType: req.headers['content-type'],
           contentEncoding: req.headers['content-encoding'] as string | undefined,
@@ -34,6 +35,7 @@ export function ingestRoutes(deps: { ingest: IngestService; trustedProxies: numb
         }
         throw err
       }
+      const { payload, tooDeep } = decoded
       let extracted: ReturnType<typeof extractEvents>
       try {
         extracted = extractEvents(payload, query)
@@ -41,15 +43,31 @@ export function ingestRoutes(deps: { ingest: IngestService; trustedProxies: numb
         if (err instanceof CaptureValidationError) throw new ValidationError(err.message, err.attr, 'invalid_payload')
         throw err
       }
+      const rejected = tooDeep.map((index) => ({
+        index,
+        type: 'validation_error',
+        code: 'too_deep',
+        detail: `Event ${index} nests deeper than ${MAX_JSON_DEPTH} levels and was not stored.`,
+        attr: `batch__${index}`,
+      }))
+      if (rejected.length > 0 && rejected.length === extracted.events.length) {
+        throw new ValidationError(
+          `Every event in the batch nests deeper than ${MAX_JSON_DEPTH} levels; none was stored.`,
+          rejected[0].attr,
+          'too_deep',
+        )
+      }
       await deps.ingest.capture({
         token: extracted.token,
         events: extracted.events,
+        skipped: rejected.length > 0 ? new Set(tooDeep) : undefined,
         historicalMigration: extracted.historicalMigration,
         sentAt: extracted.sentAt,
         isBatch: Array.isArray(payload) || (typeof payload === 'object' && payload !== null && 'batch' in payload),
         ip: clientIp(req.headers, req.socket.remoteAddress, deps.trustedProxies),
       })
-      return { status: 1 }
+      // The rest of the batch is stored: a 2xx, so SDKs do not send it again, naming what was left out.
+      return rejected.length > 0 ? { status: 1, rejected } : { status: 1 }
     }
 
     for (const path of CAPTURE_PATHS) {

@@ -19,6 +19,8 @@ export interface Discovery {
 export interface CaptureInput {
   token: string | undefined
   events: unknown[]
+  /** Positions in `events` refused before parsing (nested too deep): left out, the rest are stored. */
+  skipped?: ReadonlySet<number>
   historicalMigration: boolean
   sentAt?: string
   ip?: string
@@ -199,12 +201,18 @@ export function createIngestService(deps: {
     async capture(input: CaptureInput): Promise<CommitResult> {
       const project = await projectFor(input.token)
       const now = deps.clock()
-      if (input.events.length === 0) return { inserted: 0 }
+      const skipped = input.skipped
+      const count = input.events.length - (skipped?.size ?? 0)
+      if (count <= 0) return { inserted: 0 }
 
-      const events: NormalizedEvent[] = new Array(input.events.length)
-      for (let i = 0; i < input.events.length; i++) {
+      const events: NormalizedEvent[] = new Array(count)
+      // Each event's position in the request, for error messages (differs from its index once some are skipped).
+      const positions: number[] = new Array(count)
+      for (let i = 0, n = 0; i < input.events.length; i++) {
+        if (skipped?.has(i)) continue
         try {
-          events[i] = normalizeEvent(input.events[i], i, { now, sentAt: input.sentAt, ip: input.ip })
+          events[n] = normalizeEvent(input.events[i], i, { now, sentAt: input.sentAt, ip: input.ip })
+          positions[n++] = i
         } catch (err) {
           if (err instanceof CaptureValidationError)
             throw toValidationError(err, input.isBatch ?? input.events.length > 1)
@@ -221,10 +229,11 @@ export function createIngestService(deps: {
         }
         const tooRecent = events.findIndex((ev) => !isHistoricallyValid(ev, now))
         if (tooRecent >= 0) {
+          const position = positions[tooRecent]
           throw new ValidationError(
-            `Event ${tooRecent} ("${events[tooRecent].event}") has timestamp ${events[tooRecent].timestamp.toISOString()}, ` +
+            `Event ${position} ("${events[tooRecent].event}") has timestamp ${events[tooRecent].timestamp.toISOString()}, ` +
               'but historical imports need timestamps at least 48 hours in the past.',
-            batchAttr(tooRecent, 'timestamp'),
+            batchAttr(position, 'timestamp'),
             'invalid_timestamp',
           )
         }
