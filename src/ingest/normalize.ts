@@ -197,8 +197,20 @@ export function normalizeEvent(raw: unknown, index: number, opts: NormalizeOptio
 
 function copyWithout(source: Props, keys: string[]): Props {
   const out: Props = {}
-  for (const key in source) if (!keys.includes(key)) out[key] = source[key]
+  for (const key in source) if (!keys.includes(key)) setProperty(out, key, source[key])
   return out
+}
+
+/**
+ * `target[key] = value`, except that a `__proto__` key stays an ordinary property, as JSON.parse and PostHog
+ * keep it: plain assignment would replace the object's prototype instead and the key would vanish.
+ */
+export function setProperty(target: Props, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+  } else {
+    target[key] = value
+  }
 }
 
 /** Historical imports must be at least 48 hours old (spec §4.8 rule 2). */
@@ -313,8 +325,8 @@ function readGroups(value: unknown): Record<string, string> {
   if (!isObject(value)) return groups
   for (const key in value) {
     const v = value[key]
-    if (typeof v === 'string' && v !== '') groups[cleanText(key)] = cleanText(v)
-    else if (typeof v === 'number' && Number.isFinite(v)) groups[cleanText(key)] = String(v)
+    if (typeof v === 'string' && v !== '') setProperty(groups, cleanText(key), cleanText(v))
+    else if (typeof v === 'number' && Number.isFinite(v)) setProperty(groups, cleanText(key), String(v))
   }
   return groups
 }

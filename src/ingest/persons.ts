@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import type { Transaction } from 'kysely'
 import type { PersonStore } from '../persons/store.js'
 import type { MetaDatabase } from '../storage/meta/schema.js'
-import { cleanText, isEventToPersonProperty, type NormalizedEvent } from './normalize.js'
+import { cleanText, isEventToPersonProperty, type NormalizedEvent, setProperty } from './normalize.js'
 
 type Props = Record<string, unknown>
 
@@ -577,8 +577,8 @@ function changesProperties(current: Props, ev: NormalizedEvent): boolean {
 
 function applyChanges(current: Props, ev: NormalizedEvent): Props {
   const next: Props = { ...current }
-  for (const [k, v] of Object.entries(ev.setOnceProps)) if (!Object.hasOwn(next, k)) next[k] = v
-  for (const [k, v] of Object.entries(ev.setProps)) next[k] = v
+  for (const [k, v] of Object.entries(ev.setOnceProps)) if (!Object.hasOwn(next, k)) setProperty(next, k, v)
+  for (const [k, v] of Object.entries(ev.setProps)) setProperty(next, k, v)
   for (const k of ev.unsetProps) delete next[k]
   return next
 }
