@@ -24,7 +24,7 @@ import { createFlagStore } from './flags/store.js'
 import { authPlugin } from './http/auth.js'
 import { bodyDepthPlugin } from './http/body-depth.js'
 import { answerClientError, answerFrameworkError, installErrorHandling } from './http/error-handler.js'
-import { loggerOptions, redactUrl } from './http/logging.js'
+import { loggerOptions } from './http/logging.js'
 import { createRateLimiter, createRequestLimits } from './http/rate-limit.js'
 import { createRateLimitStore } from './http/rate-limit-store.js'
 import { corsDelegator, docsPolicy, securityHeaders } from './http/security-headers.js'
@@ -180,7 +180,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     limits: config.rateLimits,
     trustedProxies: config.trustedProxies,
   })
-  installErrorHandling(app, { throttleFailure: requestLimits.throttleFailure, redactUrl })
+  installErrorHandling(app, { throttleFailure: requestLimits.throttleFailure })
   /** Every route with its required scope: the API coverage table and the auth-matrix test read it. */
   const routes: { method: string; url: string; scope: string | null | undefined }[] = []
   app.addHook('onRoute', (route) => {

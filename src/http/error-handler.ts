@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, MethodNotAllowed, NotFound, ParseError, UnsupportedMediaType, ValidationError } from './errors.js'
+import { redactUrl } from './logging.js'
 
 interface AjvIssue {
   instancePath: string
@@ -35,9 +36,6 @@ function validationErrorOf(error: FastifyError): ValidationError {
   if (issue.keyword === 'additionalProperties') return new ValidationError('Unknown field.', attr, 'invalid_input')
   return new ValidationError(`Invalid value: ${issue.message ?? 'invalid'}.`, attr, 'invalid_input')
 }
-
-/** A request URL with key-like query parameters masked, fit for logs. */
-export type UrlRedactor = (url: string) => string
 
 /**
  * Errors Fastify raises before a route is found (a URL that does not decode, a parameter past the length
@@ -92,7 +90,6 @@ export function installErrorHandling(
   app: FastifyInstance,
   options: {
     throttleFailure?: (req: FastifyRequest, error: ApiError) => Promise<ApiError | undefined>
-    redactUrl?: UrlRedactor
   } = {},
 ): void {
   // URL patterns of every route, so that a known path with another method answers 405 rather than 404.
@@ -134,15 +131,15 @@ export function installErrorHandling(
     ) {
       mapped = new ParseError(`JSON parse error - ${error.message}`)
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      mapped = new ApiError(error.statusCode, 'invalid_request', error.code ?? 'invalid_request', error.message)
+      // Other framework refusals: Fastify's message, PostHog's shape.
+      mapped = new ApiError(error.statusCode, 'invalid_request', 'invalid_request', error.message)
     }
     if (mapped) {
       mapped = (await options.throttleFailure?.(req, mapped)) ?? mapped
       for (const [k, v] of Object.entries(mapped.headers)) reply.header(k, v)
       return reply.code(mapped.statusCode).send(mapped.toBody())
     }
-    const url = options.redactUrl ? options.redactUrl(req.url) : req.url
-    req.log.error({ err: error, url, method: req.method }, 'unhandled error')
+    req.log.error({ err: error, url: redactUrl(req.url), method: req.method }, 'unhandled error')
     return reply.code(500).send({
       type: 'server_error',
       code: 'error',
