@@ -145,7 +145,7 @@ describe('HogQLQuery', () => {
     ).json()
     expect(theirs.results).toEqual([['secret', 'eve']])
     const trespass = await postQuery(t, hogql('select 1'), { projectId: t.creds.project_id, auth: other.auth })
-    expect(trespass.statusCode).toBe(403)
+    expect(trespass.statusCode).toBe(404)
   })
 
   it('answers under the environments prefix too', async () => {
