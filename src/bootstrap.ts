@@ -28,9 +28,18 @@ function isOurs(dir: string): boolean {
   )
 }
 
+/** chmod, except on a path another user owns (a mounted volume): its modes are its owner's choice. */
+function restrict(target: string, mode: number): void {
+  try {
+    fs.chmodSync(target, mode)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err
+  }
+}
+
 function privateDir(dir: string, tighten: boolean): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-  if (tighten) fs.chmodSync(dir, 0o700)
+  if (tighten) restrict(dir, 0o700)
 }
 
 /**
@@ -49,7 +58,7 @@ export function secureDataDir(config: { dataDir: string; databaseUrl: string; cl
     if (!fs.existsSync(path.dirname(file))) privateDir(path.dirname(file), true)
     fs.closeSync(fs.openSync(file, 'a', 0o600))
     for (const suffix of ['', '-wal', '-shm', '-journal']) {
-      if (fs.existsSync(file + suffix)) fs.chmodSync(file + suffix, 0o600)
+      if (fs.existsSync(file + suffix)) restrict(file + suffix, 0o600)
     }
   }
 }
