@@ -77,7 +77,9 @@ describe('asynchronous queries', () => {
     const { res, status } = await pollUntil('async-fail', (s) => s.complete === true)
     expect(res.statusCode).toBe(400)
     expect(status.error).toBe(true)
-    expect(status.error_message).toContain('Illegal type')
+    expect(status.error_message).toBe(
+      'A function was given an argument of a type it does not accept. (ILLEGAL_TYPE_OF_ARGUMENT)',
+    )
   })
 })
 
