@@ -14,6 +14,13 @@ import { projectResponse, selectResponseShape, serializeFlagsV2Parts } from './r
 
 type Query = Record<string, string | undefined>
 
+/**
+ * Largest /flags body, as sent and once decoded. Requests carry a distinct id and a few properties (kilobytes);
+ * anyone with a project key can send one, and every byte is parsed on the event loop all projects share, so a
+ * larger body is refused (413) before it is read.
+ */
+export const MAX_FLAGS_BODY_BYTES = 1024 * 1024
+
 const TRUE_VALUES = new Set(['', 'true', '1', 'yes', 'on'])
 const isTrueParam = (value: string | undefined) => value !== undefined && TRUE_VALUES.has(value.toLowerCase())
 
@@ -61,6 +68,7 @@ export function flagsEndpointRoutes(deps: {
         contentType: headerText(req.headers['content-type']),
         contentEncoding: headerText(req.headers['content-encoding']),
         query,
+        maxBytes: MAX_FLAGS_BODY_BYTES,
       })
     } catch (error) {
       if (!(error instanceof DecodeError)) throw error
@@ -121,7 +129,9 @@ export function flagsEndpointRoutes(deps: {
     const schema = { tags: ['flags'], hide: false }
     for (const url of ['/flags', '/decide']) {
       const endpoint = url === '/flags' ? 'flags' : 'decide'
-      app.post(url, { schema, config: { scope: null } }, (req, reply) => handle(endpoint, req, reply))
+      app.post(url, { schema, config: { scope: null }, bodyLimit: MAX_FLAGS_BODY_BYTES }, (req, reply) =>
+        handle(endpoint, req, reply),
+      )
       app.get(url, { schema, config: { scope: null } }, (req, reply) => handle(endpoint, req, reply))
     }
   }
