@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 import path from 'node:path'
-import { buildApp } from './app.js'
 import { ensureDemoAccount } from './bootstrap.js'
 import { ConfigError, loadConfig } from './config.js'
 import { installFatalErrorExit } from './fatal-exit.js'
 import { runKeysCommand } from './users/keys-cli.js'
 
+/** The app (and the engine's native library) is loaded only by the commands that serve or migrate. */
+const loadApp = async () => (await import('./app.js')).buildApp
+
 async function start() {
   const config = loadConfig()
+  const buildApp = await loadApp()
   const burrow = await buildApp(config)
   installFatalErrorExit()
   const { credentials, created } = await ensureDemoAccount(burrow)
@@ -58,6 +61,7 @@ async function start() {
 
 async function migrate() {
   const config = loadConfig()
+  const buildApp = await loadApp()
   const burrow = await buildApp(config, { logger: false })
   await burrow.close()
   process.stdout.write('migrations applied\n')
