@@ -151,6 +151,8 @@ export interface Thrower {
   bad?: (d: string) => string
   /** false for catalogue functions HogQL maps onto their OrNull forms: they cannot throw, but must not leak either */
   throws: boolean
+  /** a near copy of another entry (same error class): tried on every table, not in every clause */
+  variant?: boolean
 }
 
 /** A branch that is 1 on the caller's input and 0 on the row's data: a one-bit oracle on that data. */
@@ -158,15 +160,15 @@ const isSafe = (x: string) => `if(equals(${x}, '1'), 1, 0)`
 
 export const THROWERS: Thrower[] = [
   { name: '_toInt64', apply: (x) => `_toInt64(${x})`, safe: "'0'", throws: true },
-  { name: '_toInt32', apply: (x) => `_toInt32(${x})`, safe: "'0'", throws: true },
-  { name: '_toInt8', apply: (x) => `_toInt8(${x})`, safe: "'0'", throws: true },
-  { name: '_toUInt64', apply: (x) => `_toUInt64(${x})`, safe: "'0'", throws: true },
+  { name: '_toInt32', apply: (x) => `_toInt32(${x})`, safe: "'0'", throws: true, variant: true },
+  { name: '_toInt8', apply: (x) => `_toInt8(${x})`, safe: "'0'", throws: true, variant: true },
+  { name: '_toUInt64', apply: (x) => `_toUInt64(${x})`, safe: "'0'", throws: true, variant: true },
   { name: 'toBool', apply: (x) => `toBool(${x})`, safe: "'true'", throws: true },
   { name: '_toDate', apply: (x) => `_toDate(${x})`, safe: "'2024-01-01'", throws: true },
   { name: 'toDateTime64', apply: (x) => `toDateTime64(${x})`, safe: "'2024-01-01 00:00:00'", throws: true },
-  { name: 'toIntervalSecond', apply: (x) => `toIntervalSecond(${x})`, safe: "'1'", throws: true },
+  { name: 'toIntervalSecond', apply: (x) => `toIntervalSecond(${x})`, safe: "'1'", throws: true, variant: true },
   { name: 'base64Decode', apply: (x) => `base64Decode(${x})`, safe: "'aGk='", throws: true },
-  { name: 'base58Decode', apply: (x) => `base58Decode(${x})`, safe: "'Cn8eVZg'", throws: true },
+  { name: 'base58Decode', apply: (x) => `base58Decode(${x})`, safe: "'Cn8eVZg'", throws: true, variant: true },
   {
     name: 'match (regex)',
     apply: (x) => `match('a', ${x})`,
@@ -195,7 +197,7 @@ export const THROWERS: Thrower[] = [
     throws: true,
   },
   { name: 'intDiv by zero', apply: (x) => `intDiv(1, ${isSafe(x)})`, safe: "'1'", throws: true },
-  { name: 'modulo by zero', apply: (x) => `modulo(1, ${isSafe(x)})`, safe: "'1'", throws: true },
+  { name: 'modulo by zero', apply: (x) => `modulo(1, ${isSafe(x)})`, safe: "'1'", throws: true, variant: true },
   {
     name: 'range (bounds)',
     apply: (x) => `length(range(if(equals(${x}, '1'), 1, 1000000000)))`,
@@ -218,6 +220,26 @@ export const THROWERS: Thrower[] = [
   { name: 'parseDateTime', apply: (x) => `parseDateTime(${x}, '%Y')`, safe: "'2024'", throws: false },
   { name: 'assumeNotNull', apply: (x) => `assumeNotNull(nullIf(${x}, ''))`, safe: "'a'", throws: false },
   { name: 'JSONExtractInt', apply: (x) => `JSONExtractInt(${x}, 'a')`, safe: `'{"a":1}'`, throws: false },
+  { name: 'CAST AS Int64', apply: (x) => `CAST(${x} AS Int64)`, safe: "'0'", throws: false },
+  { name: '::UUID', apply: (x) => `(${x})::UUID`, safe: `'00000000-0000-0000-0000-000000000000'`, throws: false },
+  {
+    name: 'toDecimal overflow',
+    apply: (x) => `toDecimal(multiply(length(${x}), 1e30), 9)`,
+    safe: "''",
+    throws: false,
+  },
+  {
+    name: 'arrayElement out of bounds',
+    apply: (x) => `arrayElement(splitByString('|', ${x}), 100)`,
+    safe: "'a'",
+    throws: false,
+  },
+  {
+    name: 'arrayElement on empty',
+    apply: (x) => `arrayElement(arrayFilter(y -> y != y, [${x}]), 1)`,
+    safe: "'a'",
+    throws: false,
+  },
 ]
 
 /** The throwing expression over a data expression `d`. */
@@ -423,7 +445,7 @@ export function buildCorpus(cohorts: string[]): Attempt[] {
     for (const c of CLAUSES) add(`${s.name} × ${c.name} × ${first.name}`, c.build(s, first), true)
   for (const f of THROWERS) {
     for (const s of SOURCES) add(`${s.name} × WHERE × ${f.name}`, where.build(s, f), f.throws)
-    if (!f.throws) continue
+    if (!f.throws || f.variant) continue
     for (const c of CLAUSES) add(`events × ${c.name} × ${f.name}`, c.build(SOURCES[0], f), true)
     for (const a of crossTableAttempts(f)) add(a.name, a.query, a.throws)
   }
@@ -433,7 +455,31 @@ export function buildCorpus(cohorts: string[]): Attempt[] {
   return out
 }
 
-/** The corpus entries whose function throws on the victim's data: run as the victim, each must fail. */
+/**
+ * Corpus entries that, run by the victim on its own rows, must fail: every clause, every table, every throwing
+ * function, IN COHORT and the explicit joins at least once.
+ */
 export function potencyChecks(corpus: Attempt[]): Attempt[] {
-  return corpus.filter((a) => a.throws && (a.name.endsWith(' × _toInt64') || a.name.startsWith('events × WHERE × ')))
+  return corpus.filter((a) => {
+    if (!a.throws) return false
+    const [source, clause, fn] = a.name.split(' × ')
+    if (source === 'events' && fn === '_toInt64') return true
+    if (clause === 'WHERE' && (fn === '_toInt64' || source === 'events')) return true
+    if (clause.startsWith('IN COHORT') && source === 'events') return true
+    return source.includes(' JOIN ') && fn === '_toInt64'
+  })
 }
+
+/**
+ * Throwing functions outside the HogQL catalogue: each must be refused before anything runs. Written over the
+ * victim's kind of data like the corpus, in case one is ever added to the catalogue.
+ */
+export const REFUSED: string[] = [
+  "SELECT count() FROM events WHERE throwIf(NOT ilike(properties, '%homerow%'))",
+  "SELECT count() FROM events WHERE notEmpty(toString(accurateCast(properties, 'Int64')))",
+  'SELECT count() FROM events WHERE notEmpty(toString(toInt64(properties)))',
+  'SELECT count() FROM events WHERE notEmpty(toString(toFixedString(properties, 1)))',
+  'SELECT count() FROM events WHERE notEmpty(toString(parseDateTimeBestEffortOrZero(properties) > now() AND throwIf(1)))',
+  'SELECT count() FROM events WHERE notEmpty(toString(getSetting(properties)))',
+  "SELECT count() FROM events WHERE notEmpty(toString(dictGet(properties, 'a', 1)))",
+]

@@ -16,7 +16,7 @@ import { eventRow } from '../helpers/events.js'
 export const HOME_TOKEN = 'homerow'
 
 /** Rows per project per insert batch, and batches. */
-const EVENTS_PER_BATCH = 2000
+const EVENTS_PER_BATCH = 1500
 const PERSONS_PER_BATCH = 300
 const GROUPS_PER_BATCH = 40
 const BATCHES = 3
