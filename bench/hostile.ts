@@ -1,0 +1,441 @@
+/**
+ * Hostile work against the server while ordinary traffic runs: does capture and `/flags` keep its latency?
+ *
+ * The server runs in its own process as `npm start` runs it (50 flags, 2,000 persons and 100,000 events in project
+ * A). Project A's ordinary traffic is `/flags?v=2` and single-event capture (`/i/v0/e/`), each at a paced 500 req/s
+ * (bench/paced.ts), plus a `/_health` probe every 50 ms. Each phase is compared with a baseline phase of the same
+ * traffic with nothing hostile running, measured in the same run on the same server.
+ *
+ * 1. Worst-case HogQL: clients with the personal API key run queries back to back through the query API (CPU
+ *    without end, a 10¹² cross join, huge arrays, a join over the events), as many at once as the per-project
+ *    limit allows (3 by default: a fourth gets 429). Goal: `/flags` and capture p99 ≤ 2× the baseline.
+ * 2. Attacks from another address (127.0.0.2…, so that the per-IP failure limits count them apart from A's
+ *    traffic), without credentials or with project B's: an lz64 bomb, 7,000 levels of nested JSON in an event,
+ *    `/flags` with 4 MB of person properties, a catastrophic-backtracking regex flag in project B, and HogQL nested
+ *    100,000 parentheses deep. Goals for each: answers 4xx within 1 s, the process stays up, RSS grows by under
+ *    100 MB, and A's `/flags` and capture p99 ≤ 2× the baseline.
+ *
+ * BENCH_DURATION (s, default 20) sets each phase's length, BENCH_ATTACK_DURATION (default 15) each attack's,
+ * BENCH_RATE (default 500) the paced rate of each of the two streams, BENCH_QUERY_CLIENTS (default 3) the query
+ * clients; BENCH_PART=1 or 2 runs one part only.
+ */
+import fs from 'node:fs'
+import { setup } from './flags-setup.js'
+import { lz64Bomb, probe, request, rssMb, statusSummary, watchRss } from './hostile-lib.js'
+import { percentile, printTable, realisticEvent, type Server, startServer } from './lib.js'
+import { type PacedResult, pacedLoad } from './paced.js'
+
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 20)
+const ATTACK_S = Number(process.env.BENCH_ATTACK_DURATION ?? 15)
+const RATE = Number(process.env.BENCH_RATE ?? 500)
+const QUERY_CLIENTS = Number(process.env.BENCH_QUERY_CLIENTS ?? 3)
+const PART = process.env.BENCH_PART ?? 'all'
+/** Bounds on the attacker: requests per attack, and how long to wait for one answer. */
+const MAX_ATTACK_REQUESTS = 5000
+const ATTACK_TIMEOUT_MS = 30_000
+const SETTLE_MS = 5000
+const FLAGS_HEADERS = { 'content-type': 'application/json', 'user-agent': 'posthog-node/5.70.0' }
+const JSON_HEADERS = { 'content-type': 'application/json' }
+
+interface Target {
+  server: Server
+  /** Request bodies of A's ordinary traffic. */
+  flagsBodies: string[]
+  eventNumber: number
+}
+
+/** Starts a server on a fresh data directory: project A's flags, persons and events. */
+async function prepare(): Promise<Target> {
+  const server = await startServer()
+  await setup(server.url, server.credentials)
+  const token = server.credentials.project_api_key
+  // Events for the heavy real query.
+  for (let start = 0; start < 100_000; start += 5000) {
+    const batch = Array.from({ length: 5000 }, (_, i) => realisticEvent(start + i, token))
+    const answer = await request({
+      url: `${server.url}/batch/`,
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ api_key: token, batch }),
+    })
+    if (answer.status !== 200) throw new Error(`batch: ${answer.status} ${answer.body}`)
+  }
+  const flagsBodies = Array.from({ length: 2000 }, (_, i) =>
+    JSON.stringify({ token, distinct_id: `person-${i}`, groups: {}, geoip_disable: true }),
+  )
+  const target: Target = { server, flagsBodies, eventNumber: 0 }
+  // Let the events be stored (the committer drains its log into the engine) before anything is measured.
+  await new Promise((r) => setTimeout(r, SETTLE_MS))
+  // Warm the definitions and person caches (a running server has seen its flags and users).
+  await traffic(target, 3)
+  return target
+}
+
+interface Traffic {
+  flags: PacedResult
+  capture: PacedResult
+  health: { p99: number; max: number; failed: number }
+}
+
+/** A's ordinary traffic for `durationS`: /flags and single-event capture paced, /_health probed. */
+async function traffic(target: Target, durationS: number): Promise<Traffic> {
+  const { server } = target
+  const token = server.credentials.project_api_key
+  // Fresh uuids in every request (a reused one would be deduplicated, not stored), from the stored persons.
+  const captureBodies = Array.from({ length: Math.ceil(RATE * durationS) }, () => {
+    const i = target.eventNumber++
+    const event = realisticEvent(i, token)
+    ;(event.properties as Record<string, unknown>).distinct_id = `person-${i % 2000}`
+    return JSON.stringify({ api_key: token, ...event })
+  })
+  const measured = Promise.all([
+    pacedLoad({
+      url: `${server.url}/flags/?v=2`,
+      rate: RATE,
+      durationS,
+      headers: FLAGS_HEADERS,
+      bodies: target.flagsBodies,
+    }),
+    pacedLoad({ url: `${server.url}/i/v0/e/`, rate: RATE, durationS, headers: JSON_HEADERS, bodies: captureBodies }),
+    probe(`${server.url}/_health`, 50, durationS),
+  ])
+  // A server that dies with requests queued leaves them unanswered: past a minute, the phase counts as lost.
+  const lost: PacedResult = { rps: 0, p50: Number.NaN, p99: Number.NaN, max: Number.NaN, errors: -1 }
+  const deadline = new Promise<[PacedResult, PacedResult, Traffic['health']]>((resolve) =>
+    setTimeout(
+      () => resolve([lost, lost, { p99: Number.NaN, max: Number.NaN, failed: -1 }]),
+      (durationS + 60) * 1000,
+    ).unref(),
+  )
+  const [flags, capture, health] = await Promise.race([measured, deadline])
+  return { flags, capture, health }
+}
+
+const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(2))
+const mb = (n: number) => n.toFixed(0)
+const ratio = (during: number, baseline: number) => (during / baseline).toFixed(2)
+
+function latencyRows(label: string, during: Traffic, baseline: Traffic): [string, string][] {
+  return [
+    [
+      `${label} /flags p50 / p99 / max (ms), baseline`,
+      `${ms(baseline.flags.p50)} / ${ms(baseline.flags.p99)} / ${ms(baseline.flags.max)}`,
+    ],
+    [
+      `${label} /flags p50 / p99 / max (ms), during`,
+      `${ms(during.flags.p50)} / ${ms(during.flags.p99)} / ${ms(during.flags.max)}`,
+    ],
+    [`${label} /flags p99 ratio (goal ≤ 2)`, ratio(during.flags.p99, baseline.flags.p99)],
+    [
+      `${label} capture p50 / p99 / max (ms), baseline`,
+      `${ms(baseline.capture.p50)} / ${ms(baseline.capture.p99)} / ${ms(baseline.capture.max)}`,
+    ],
+    [
+      `${label} capture p50 / p99 / max (ms), during`,
+      `${ms(during.capture.p50)} / ${ms(during.capture.p99)} / ${ms(during.capture.max)}`,
+    ],
+    [`${label} capture p99 ratio (goal ≤ 2)`, ratio(during.capture.p99, baseline.capture.p99)],
+    [
+      `${label} /_health p99 / max (ms), baseline → during`,
+      `${ms(baseline.health.p99)} / ${ms(baseline.health.max)} → ${ms(during.health.p99)} / ${ms(during.health.max)}`,
+    ],
+    [
+      `${label} failed requests (flags, capture, health), during`,
+      `${during.flags.errors}, ${during.capture.errors}, ${during.health.failed}`,
+    ],
+  ]
+}
+
+// Part 1: worst-case HogQL queries.
+
+const WORST_QUERIES = [
+  'select sum(number) from numbers(1000000000000)',
+  'select count() from numbers(1000000) a, numbers(1000000) b',
+  'select length(groupArray(number)) from numbers(100000000)',
+  'select length(range(300000000))',
+  // A real query over the events: a join whose rows grow as the square of each event name's count.
+  'select b.properties.$browser, count() from events a join events b on a.event = b.event group by 1',
+]
+
+async function hostileQueries(): Promise<[string, string][]> {
+  const target = await prepare()
+  const { server } = target
+  const pid = server.child.pid as number
+  const { personal_api_key, project_id } = server.credentials
+  const baselineRss = watchRss(pid)
+  const baseline = await traffic(target, DURATION_S)
+  const baselineMemory = baselineRss.stop()
+
+  const statuses: number[] = []
+  const byQuery = WORST_QUERIES.map(() => ({ statuses: [] as number[], maxMs: 0 }))
+  let stop = false
+  let next = 0
+  const client = async () => {
+    while (!stop) {
+      const index = next++ % WORST_QUERIES.length
+      const answer = await request({
+        url: `${server.url}/api/projects/${project_id}/query/`,
+        headers: { ...JSON_HEADERS, authorization: `Bearer ${personal_api_key}` },
+        body: JSON.stringify({
+          query: { kind: 'HogQLQuery', query: WORST_QUERIES[index] },
+          refresh: 'force_blocking',
+          name: 'hostile',
+        }),
+        // The server's own limit is 60 s; past 120 s the answer is counted as none.
+        timeoutMs: 120_000,
+      })
+      statuses.push(answer.status)
+      byQuery[index].statuses.push(answer.status)
+      byQuery[index].maxMs = Math.max(byQuery[index].maxMs, answer.ms)
+      // Refused (429: all slots taken, or the per-key rate): try again shortly, as a client would.
+      if (answer.status === 429) await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  const rss = watchRss(pid)
+  const clients = Array.from({ length: QUERY_CLIENTS }, () => client())
+  // Let the queries start before measuring.
+  await new Promise((r) => setTimeout(r, 1000))
+  const during = await traffic(target, DURATION_S)
+  stop = true
+  const drainStart = performance.now()
+  await Promise.all(clients)
+  const drainS = (performance.now() - drainStart) / 1000
+  const memory = rss.stop()
+  await new Promise((r) => setTimeout(r, 2000))
+  const after = rssMb(pid)
+  await server.stop()
+  fs.rmSync(server.dataDir, { recursive: true, force: true })
+
+  return [
+    ...latencyRows('', during, baseline),
+    [`query clients / queries answered`, `${QUERY_CLIENTS} / ${statuses.length}`],
+    ['query answers by status', statusSummary(statuses)],
+    ...WORST_QUERIES.map((q, i): [string, string] => [
+      `  ${q.length > 60 ? `${q.slice(0, 57)}...` : q}`,
+      `${statusSummary(byQuery[i].statuses)}; max ${(byQuery[i].maxMs / 1000).toFixed(1)} s`,
+    ]),
+    ['waiting for the last queries after the phase (s)', drainS.toFixed(1)],
+    [
+      'server RSS (MB): baseline phase start / queries start / peak / 2 s after the last answer',
+      `${mb(baselineMemory.first)} / ${mb(memory.first)} / ${mb(memory.peak)} / ${mb(after)}`,
+    ],
+  ]
+}
+
+// Part 2: attacks on project B, or without credentials.
+
+interface Attack {
+  name: string
+  /** Builds the i-th request (all of them built before the phase, so that building takes no time in it). */
+  requests: (server: Server, b: ProjectB) => { path: string; headers: Record<string, string>; body: Buffer }[]
+}
+
+interface ProjectB {
+  id: number
+  token: string
+}
+
+const REGEX_SUBJECT = `${'a'.repeat(30)}!`
+
+const ATTACKS: Attack[] = [
+  {
+    name: 'lz64 bomb, no credentials (250 KB → ~4·10⁹ characters)',
+    requests: () => [
+      {
+        path: '/i/v0/e/?compression=lz64',
+        headers: { 'content-type': 'text/plain' },
+        body: Buffer.from(lz64Bomb(250_000)),
+      },
+    ],
+  },
+  {
+    name: 'event with 7,000 levels of nested JSON, B key',
+    requests: (_server, b) => [
+      {
+        path: '/i/v0/e/',
+        headers: JSON_HEADERS,
+        body: Buffer.from(
+          `{"api_key":"${b.token}","event":"deep","distinct_id":"attacker","properties":{"deep":` +
+            `${'{"a":['.repeat(3500)}1${']}'.repeat(3500)}}}`,
+        ),
+      },
+    ],
+  },
+  {
+    name: '/flags with 4 MB person_properties (400 of them), B key',
+    requests: (_server, b) =>
+      Array.from({ length: 4 }, (_, variant) => {
+        const properties: Record<string, string> = {}
+        for (let i = 0; i < 400; i++) properties[`prop_${i}`] = `${variant}-${i}-${'x'.repeat(10_000)}`
+        return {
+          path: '/flags/?v=2',
+          headers: FLAGS_HEADERS,
+          body: Buffer.from(
+            JSON.stringify({ token: b.token, distinct_id: `attacker-${variant}`, person_properties: properties }),
+          ),
+        }
+      }),
+  },
+  {
+    name: `/flags, B's regex flag ^(a+)+$ against '${REGEX_SUBJECT.slice(0, 4)}…!' (31 chars), B key`,
+    requests: (_server, b) =>
+      Array.from({ length: 16 }, (_, i) => ({
+        path: '/flags/?v=2',
+        headers: FLAGS_HEADERS,
+        body: Buffer.from(
+          JSON.stringify({ token: b.token, distinct_id: `attacker-${i}`, person_properties: { email: REGEX_SUBJECT } }),
+        ),
+      })),
+  },
+  {
+    name: 'HogQL nested 100,000 parentheses deep, on project B',
+    requests: (server, b) => [
+      {
+        path: `/api/projects/${b.id}/query/`,
+        headers: { ...JSON_HEADERS, authorization: `Bearer ${server.credentials.personal_api_key}` },
+        body: Buffer.from(
+          JSON.stringify({
+            query: { kind: 'HogQLQuery', query: `select ${'('.repeat(100_000)}1${')'.repeat(100_000)}` },
+            refresh: 'force_blocking',
+          }),
+        ),
+      },
+    ],
+  },
+]
+
+async function api(server: Server, path: string, body: unknown) {
+  const answer = await request({
+    url: `${server.url}${path}`,
+    headers: { ...JSON_HEADERS, authorization: `Bearer ${server.credentials.personal_api_key}` },
+    body: JSON.stringify(body),
+  })
+  if (answer.status >= 300) throw new Error(`${path}: ${answer.status} ${answer.body}`)
+  return JSON.parse(answer.body)
+}
+
+/** Project B, with a flag whose regex backtracks catastrophically on `aaa…!` in a backtracking engine. */
+async function projectB(server: Server): Promise<ProjectB> {
+  const project = await api(server, '/api/projects/', { name: 'B (attacker)' })
+  await api(server, `/api/projects/${project.id}/feature_flags/`, {
+    key: 'redos',
+    name: 'ReDoS',
+    active: true,
+    filters: {
+      groups: [
+        {
+          properties: [{ key: 'email', type: 'person', value: '^(a+)+$', operator: 'regex' }],
+          rollout_percentage: 100,
+        },
+      ],
+    },
+  })
+  return { id: project.id, token: project.api_token }
+}
+
+async function attacks(): Promise<[string, string][]> {
+  let target = await prepare()
+  let b = await projectB(target.server)
+  const baselineRss = watchRss(target.server.child.pid as number)
+  const baseline = await traffic(target, DURATION_S)
+  const baselineMemory = baselineRss.stop()
+  const rows: [string, string][] = [
+    [
+      'A baseline: /flags p50 / p99, capture p50 / p99 (ms)',
+      `${ms(baseline.flags.p50)} / ${ms(baseline.flags.p99)}, ${ms(baseline.capture.p50)} / ${ms(baseline.capture.p99)}`,
+    ],
+    [
+      'A baseline: server RSS (MB) start / peak; growth without attack',
+      `${mb(baselineMemory.first)} / ${mb(baselineMemory.peak)}; ${mb(baselineMemory.peak - baselineMemory.first)}`,
+    ],
+  ]
+  for (const [n, attack] of ATTACKS.entries()) {
+    const { server } = target
+    const pid = server.child.pid as number
+    const requests = attack.requests(server, b)
+    const localAddress = `127.0.0.${n + 2}`
+    const statuses: number[] = []
+    const times: number[] = []
+    let exited = false
+    const onExit = () => {
+      exited = true
+    }
+    server.child.once('exit', onExit)
+    const rss = watchRss(pid)
+    const end = performance.now() + ATTACK_S * 1000
+    const attacker = (async () => {
+      for (let i = 0; i < MAX_ATTACK_REQUESTS && performance.now() < end && !exited; i++) {
+        const r = requests[i % requests.length]
+        const answer = await request({
+          url: `${server.url}${r.path}`,
+          headers: r.headers,
+          body: r.body,
+          localAddress,
+          timeoutMs: ATTACK_TIMEOUT_MS,
+        })
+        statuses.push(answer.status)
+        times.push(answer.ms)
+        if (i === 0) rows.push([`${attack.name}: first answer`, answer.body.slice(0, 120).replace(/\s+/g, ' ')])
+      }
+    })()
+    const during = await traffic(target, ATTACK_S)
+    await attacker
+    const memory = rss.stop()
+    server.child.off('exit', onExit)
+    rows.push(
+      [`${attack.name}: answers`, statusSummary(statuses)],
+      [
+        '  answer time p50 / max (ms; goal: max ≤ 1,000)',
+        `${ms(
+          percentile(
+            times.sort((x, y) => x - y),
+            50,
+          ),
+        )} / ${ms(times[times.length - 1] ?? 0)}`,
+      ],
+      [
+        '  server RSS (MB): before / peak / after; growth (goal < 100)',
+        exited
+          ? `${mb(memory.first)} / ${mb(memory.peak)} / —; THE SERVER EXITED`
+          : `${mb(memory.first)} / ${mb(memory.peak)} / ${mb(memory.last)}; ${mb(memory.peak - memory.first)}`,
+      ],
+      [
+        "  A's /flags p99, during / baseline (ms); ratio (goal ≤ 2)",
+        `${ms(during.flags.p99)} / ${ms(baseline.flags.p99)}; ${ratio(during.flags.p99, baseline.flags.p99)}`,
+      ],
+      [
+        "  A's capture p99, during / baseline (ms); ratio (goal ≤ 2)",
+        `${ms(during.capture.p99)} / ${ms(baseline.capture.p99)}; ${ratio(during.capture.p99, baseline.capture.p99)}`,
+      ],
+      [
+        "  A's failed requests (flags, capture, health)",
+        `${during.flags.errors}, ${during.capture.errors}, ${during.health.failed}`,
+      ],
+    )
+    if (exited && n < ATTACKS.length - 1) {
+      // The next attacks get a server of their own.
+      fs.rmSync(server.dataDir, { recursive: true, force: true })
+      target = await prepare()
+      b = await projectB(target.server)
+    }
+  }
+  await target.server.stop()
+  fs.rmSync(target.server.dataDir, { recursive: true, force: true })
+  return rows
+}
+
+if (PART !== '2') {
+  const rows = await hostileQueries()
+  printTable(
+    `Hostile queries: A's /flags and capture at ${RATE} req/s each, ${QUERY_CLIENTS} worst-case HogQL clients back to back (${DURATION_S} s phases)`,
+    rows,
+  )
+}
+if (PART !== '1') {
+  const rows = await attacks()
+  printTable(
+    `Attacks from another address while A's /flags and capture run at ${RATE} req/s each (${ATTACK_S} s each)`,
+    rows,
+  )
+}
+// A lost phase may leave sockets of a dead server behind.
+process.exit(0)
