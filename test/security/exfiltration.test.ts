@@ -143,7 +143,7 @@ describe('the corpus', () => {
 describe('the corpus is potent', () => {
   it.concurrent.for(potencyChecks(corpus))('$name fails for the victim', async (attempt: Attempt, { expect }) => {
     const res = await postQuery(t, hogql(attempt.query), victimOptions())
-    expect(res.statusCode, `${attempt.query}\n${res.body}`).toBe(400)
+    expect([400, 500], `${attempt.query}\n${res.body}`).toContain(res.statusCode)
     // an engine error on the data, not a query HogQL refused
     expect((res.json() as { code: string }).code).not.toMatch(/^hogql_/)
   })
