@@ -1,4 +1,6 @@
 // Hostile inputs for the public endpoints, built by hand so their size and effect are known exactly.
+import { sql } from 'kysely'
+import type { TestApp } from './app.js'
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 
@@ -86,4 +88,34 @@ export async function measured<T>(run: () => Promise<T> | T): Promise<{ result: 
   const result = await run()
   const used = process.cpuUsage(cpu)
   return { result, cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - started }
+}
+
+// Every table a capture, /flags or management request may write to.
+const WRITTEN_TABLES = [
+  'persons',
+  'person_distinct_ids',
+  'groups',
+  'group_type_mappings',
+  'event_definitions',
+  'property_definitions',
+  'event_properties',
+  'usage_events',
+  'flag_request_usage',
+  'feature_flags',
+  'cohorts',
+  'cohort_static_members',
+  'activity_log',
+] as const
+
+/** Row counts of every store a request may write to (background writes flushed first), to compare around one. */
+export async function footprint(t: TestApp): Promise<Record<string, number>> {
+  await t.burrow.ingest.flushBackground()
+  const counts: Record<string, number> = {}
+  for (const table of WRITTEN_TABLES) {
+    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(t.burrow.meta.db)
+    counts[table] = Number(rows[0].n)
+  }
+  const events = await t.burrow.events.query<[string]>('SELECT toString(count()) FROM events')
+  counts.events = Number(events.rows[0][0])
+  return counts
 }
