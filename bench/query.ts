@@ -60,7 +60,9 @@ async function viaApi(query: string): Promise<number> {
 
 async function direct(sql: string): Promise<number> {
   const t0 = performance.now()
-  await burrow.events.query(sql, { params: { team } })
+  // The API runs every query's threads at nice 19 (requests and inserts first); the hand-written SQL gets the same
+  // priority, so that the ratio measures the compiler and the API, not the priority (they differ on a busy machine).
+  await burrow.events.query(sql, { params: { team }, settings: { os_thread_priority: 19 } })
   return performance.now() - t0
 }
 
