@@ -3,6 +3,9 @@ import fastifyCors from '@fastify/cors'
 import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import Fastify from 'fastify'
+import { actionRoutes } from './actions/routes.js'
+import { createActionService } from './actions/service.js'
+import { createActionStore } from './actions/store.js'
 import { createActivityStore } from './activity/store.js'
 import { secureDataDir } from './bootstrap.js'
 import { cohortRoutes } from './cohorts/routes.js'
@@ -43,6 +46,7 @@ import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
 import { createProjectStore } from './projects/store.js'
 import { createCohortLoader } from './queries/cohorts.js'
+import { createInsightRunners } from './queries/nodes/index.js'
 import { createPersonLookup } from './queries/person-lookup.js'
 import { createQueryLogStore } from './queries/query-log.js'
 import { queryRoutes } from './queries/routes.js'
@@ -94,6 +98,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     definitions: createDefinitionStore(meta.db),
     flags: createFlagStore(meta.db),
     cohorts: createCohortStore(meta.db),
+    actions: createActionStore(meta.db),
   }
   const flagCache = createDefinitionsCache({
     source: {
@@ -143,6 +148,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     }),
     flagCache,
     flagQuota,
+    actions: createActionService({ actions: stores.actions, clock }),
   }
   const queries = createQueryService({
     events,
@@ -150,6 +156,20 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     persons: createPersonLookup(stores.persons),
     cohorts: createCohortLoader(stores.cohorts),
     propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
+    actions: (teamId) => services.actions.hogql(teamId),
+    runners: createInsightRunners({
+      clock,
+      settings: async (teamId) => {
+        const project = await stores.projects.get(teamId)
+        let testAccountFilters: unknown[] = []
+        try {
+          const parsed = JSON.parse(project?.test_account_filters ?? '[]')
+          if (Array.isArray(parsed)) testAccountFilters = parsed
+        } catch {}
+        return { weekStartDay: project?.week_start_day === 1 ? 1 : 0, testAccountFilters }
+      },
+      actions: (teamId) => services.actions.infos(teamId),
+    }),
     clock,
     limits: config.queryLimits,
     // The engine's own text (values, generated SQL) stays in the server log.
@@ -261,6 +281,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   )
   await app.register(cohortRoutes({ cohorts: services.cohorts, siteUrl: config.siteUrl }))
   await app.register(queryRoutes({ queries }))
+  await app.register(actionRoutes({ actions: services.actions, siteUrl: config.siteUrl }))
   await app.register(localEvaluationRoutes({ cache: flagCache, projects: stores.projects }))
   await app.register(remoteConfigRoutes({ cache: flagCache }))
   const flagsEvaluator = createFlagsEvaluator({

@@ -1,4 +1,6 @@
 /** HogQL text → parameterised ClickHouse SQL. Pure: no I/O. */
+
+import { type ActionResolver, expandActions } from './actions.js'
 import type * as ast from './ast.js'
 import { type CohortResolver, expandCohorts } from './cohorts.js'
 import { HogQLValidationError } from './errors.js'
@@ -22,6 +24,8 @@ export interface CompileContext {
   limitPlusOne?: boolean
   /** the project's cohorts, for `IN COHORT`: without them, any IN COHORT is an unknown cohort */
   cohorts?: CohortResolver
+  /** the project's actions, for `matchesAction(id)`: without them, any matchesAction is an unknown action */
+  actions?: ActionResolver
   /**
    * Event properties the events table stores in columns of their own (property name → column), each defined as
    * the property's JSON expression: `properties.x` then reads the column. Without it, every property is read
@@ -173,6 +177,8 @@ export function compileHogQL(query: string, ctx: CompileContext): CompiledQuery 
   const tz = timezoneLiteral(ctx.timezone || 'UTC')
   let tree = parseSelect(query)
   if (query.includes('{')) tree = fillPlaceholders(tree, ctx.placeholders)
+  // actions first: their steps may use cohorts
+  if (/matchesaction/i.test(query) || ctx.placeholders) tree = expandActions(tree, ctx.actions)
   // placeholders may carry IN COHORT too (property filters), so the text check alone is not enough
   if (/cohort/i.test(query) || ctx.placeholders) tree = expandCohorts(tree, ctx.cohorts)
   const defaultLimit = Math.min(Math.max(1, Math.floor(ctx.limit ?? DEFAULT_RETURNED_ROWS)), MAX_SELECT_RETURNED_ROWS)

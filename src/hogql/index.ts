@@ -1,3 +1,4 @@
+export type { ActionResolver } from './actions.js'
 export type * from './ast.js'
 export type { CohortResolver, CohortSql } from './cohorts.js'
 export {

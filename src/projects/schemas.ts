@@ -9,6 +9,10 @@ export const Project = Type.Object({
   api_token: Type.String(),
   name: Type.String(),
   timezone: Type.String(),
+  /** 0 = Sunday, 1 = Monday */
+  week_start_day: Type.Union([Type.Literal(0), Type.Literal(1)]),
+  /** property filters that mark test accounts (insights' `filterTestAccounts`) */
+  test_account_filters: Type.Array(Type.Record(Type.String(), Type.Unknown())),
   created_at: Type.String(),
   updated_at: Type.String(),
 })
@@ -20,5 +24,11 @@ export const ProjectCreate = Type.Object({
 })
 export type ProjectCreate = Static<typeof ProjectCreate>
 
-export const ProjectUpdate = Type.Partial(ProjectCreate)
+export const ProjectUpdate = Type.Partial(
+  Type.Object({
+    ...ProjectCreate.properties,
+    week_start_day: Type.Union([Type.Literal(0), Type.Literal(1), Type.Null()]),
+    test_account_filters: Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 100 }),
+  }),
+)
 export type ProjectUpdate = Static<typeof ProjectUpdate>

@@ -2,6 +2,7 @@ import crypto from 'node:crypto'
 import { NotFound, PermissionDenied, ValidationError } from '../http/errors.js'
 import { newProjectApiKey } from '../http/keys.js'
 import { type Membership, MembershipLevel, requireLevel } from '../organizations/levels.js'
+import { propertiesToHogQL } from '../queries/filters.js'
 import type { Project, ProjectCreate, ProjectUpdate } from './schemas.js'
 import type { ProjectRow, ProjectStore } from './store.js'
 
@@ -14,6 +15,15 @@ export function isValidTimezone(tz: string): boolean {
   }
 }
 
+function parseFilters(text: string): Record<string, unknown>[] {
+  try {
+    const value = JSON.parse(text)
+    return Array.isArray(value) ? value : []
+  } catch {
+    return []
+  }
+}
+
 export function toProject(row: ProjectRow): Project {
   return {
     id: row.id,
@@ -22,9 +32,24 @@ export function toProject(row: ProjectRow): Project {
     api_token: row.api_token,
     name: row.name,
     timezone: row.timezone,
+    week_start_day: row.week_start_day === 1 ? 1 : 0,
+    test_account_filters: parseFilters(row.test_account_filters),
     created_at: row.created_at,
     updated_at: row.updated_at,
   }
+}
+
+/** Test-account filters must compile like any insight filter, so a bad one is refused when saved. */
+function checkedTestAccountFilters(filters: Record<string, unknown>[]): Record<string, unknown>[] {
+  try {
+    propertiesToHogQL(filters)
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      throw new ValidationError(error.detail, 'test_account_filters', error.code)
+    }
+    throw error
+  }
+  return filters
 }
 
 export interface Caller {
@@ -86,6 +111,10 @@ export function createProjectService(deps: {
       const row = await deps.projects.update(project.id, {
         ...(input.name !== undefined && { name: input.name }),
         ...(input.timezone !== undefined && { timezone: input.timezone }),
+        ...(input.week_start_day !== undefined && { week_start_day: input.week_start_day ?? 0 }),
+        ...(input.test_account_filters !== undefined && {
+          test_account_filters: JSON.stringify(checkedTestAccountFilters(input.test_account_filters)),
+        }),
         updated_at: deps.clock().toISOString(),
       })
       return toProject(row)

@@ -44,7 +44,11 @@ function fieldOf(filter: Filter, scope: FilterScope): string {
   if (typeof key !== 'string' || key === '') throw new ValidationError('A property filter needs a key.', 'key')
   switch (type) {
     case 'event':
+    case 'feature':
       return `properties[${literal(key)}]`
+    case 'flag':
+      // a flag filter on events: the value the flag had when the event was sent
+      return `properties[${literal(key.startsWith('$feature/') ? key : `$feature/${key}`)}]`
     case 'person':
       return scope === 'persons' ? `properties[${literal(key)}]` : `person.properties[${literal(key)}]`
     case 'group': {
@@ -92,6 +96,10 @@ function propertyFilterToHogQL(filter: Filter, scope: FilterScope): string {
 function positiveFilterToHogQL(filter: Filter, scope: FilterScope): string {
   const type = filter.type ?? 'event'
   if (type === 'cohort') return cohortFilterToHogQL(filter, scope)
+  if (type === 'element') {
+    if (scope === 'persons') throw new ValidationError('Cohort filters of type "element" are not supported.', 'type')
+    return elementFilterToHogQL(filter)
+  }
   if (type === 'hogql') return fieldOf(filter, scope)
   const field = fieldOf(filter, scope)
   const raw = type === 'event_metadata' ? (x: unknown) => x : asText
@@ -140,6 +148,10 @@ function positiveFilterToHogQL(filter: Filter, scope: FilterScope): string {
       return `${field} != NULL`
     case 'is_not_set':
       return `${field} = NULL`
+    case 'is_cleaned_path_exact':
+      return `${cleanedPath(textField)} = ${literal(cleanPath(String(values[0])))}`
+    case 'flag_evaluates_to':
+      return `${field} = ${literal(raw(values[0]))}`
     case 'is_date_exact':
       return `toDateTime(${field}) = toDateTime(${literal(String(values[0]))})`
     case 'is_date_before':
@@ -148,6 +160,101 @@ function positiveFilterToHogQL(filter: Filter, scope: FilterScope): string {
       return `toDateTime(${field}) > toDateTime(${literal(String(values[0]))})`
     default:
       throw new ValidationError(`Unsupported property filter operator "${operator}".`, 'operator')
+  }
+}
+
+/** A path without its query string, fragment and trailing slashes (`/` stays), as PostHog's cleaned paths. */
+function cleanPath(path: string): string {
+  const bare = path.replace(/[?#].*$/, '')
+  const trimmed = bare.replace(/\/+$/, '')
+  return trimmed === '' ? '/' : trimmed
+}
+
+const cleanedPath = (text: string) =>
+  `if(replaceRegexpAll(replaceRegexpAll(${text}, '[?#].*$', ''), '/+$', '') = '', '/', replaceRegexpAll(replaceRegexpAll(${text}, '[?#].*$', ''), '/+$', ''))`
+
+/** Text of an RE2 pattern that matches `text` literally. */
+export const escapeRegex = (text: string) => text.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')
+
+/**
+ * One element of a CSS selector (`tag.class#id[attr="v"]`) as a pattern over one element of `elements_chain`
+ * (`tag.classA.classB:attr__id="x"nth-child="1"…`; classes are written sorted).
+ */
+function selectorPartPattern(part: string): string {
+  const tag = /^([A-Za-z][A-Za-z0-9-]*|\*)?/.exec(part)?.[1]
+  let rest = part.slice(tag?.length ?? 0)
+  const classes: string[] = []
+  const attributes: string[] = []
+  while (rest.length > 0) {
+    const cls = /^\.([A-Za-z0-9_-]+)/.exec(rest)
+    const id = /^#([A-Za-z0-9_-]+)/.exec(rest)
+    const attr = /^\[([A-Za-z0-9_-]+)(?:=["']?([^"'\]]*)["']?)?\]/.exec(rest)
+    if (cls) classes.push(cls[1])
+    else if (id) attributes.push(`attr_id="${escapeRegex(id[1])}"`)
+    else if (attr)
+      attributes.push(`attr__${escapeRegex(attr[1])}${attr[2] === undefined ? '' : `="${escapeRegex(attr[2])}"`}`)
+    else throw new ValidationError(`Unsupported selector: ${JSON.stringify(part)}.`, 'value')
+    rest = rest.slice((cls ?? id ?? attr)![0].length)
+  }
+  const tagPattern = tag && tag !== '*' ? escapeRegex(tag) : '[^.:;]*'
+  const classPattern = classes
+    .sort()
+    .map((c) => `(?:\\.[^.:;]+)*?\\.${escapeRegex(c)}`)
+    .join('')
+  const attrPattern = attributes.length > 0 ? `:${attributes.map((a) => `[^;]*?${a}`).join('')}[^;]*` : '(?::[^;]*)?'
+  return `${tagPattern}${classPattern}(?:\\.[^.:;]+)*${attrPattern}(?:;|$)`
+}
+
+/** A CSS selector (descendant ` ` and child `>` combinators) as a pattern over the whole `elements_chain`. */
+export function selectorPattern(selector: string): string {
+  const tokens = selector
+    .trim()
+    .replace(/\s*>\s*/g, ' > ')
+    .split(/\s+/)
+    .filter(Boolean)
+  if (tokens.length === 0) throw new ValidationError('A selector cannot be empty.', 'value')
+  // the chain lists the clicked element first, then its ancestors
+  const parts: string[] = []
+  let combinator = ''
+  for (let i = tokens.length - 1; i >= 0; i--) {
+    const token = tokens[i]
+    if (token === '>') {
+      combinator = '>'
+      continue
+    }
+    if (parts.length > 0 && combinator !== '>') parts.push('(?:[^;]*;)*?')
+    parts.push(selectorPartPattern(token))
+    combinator = ''
+  }
+  return `(?:^|;)${parts.join('')}`
+}
+
+/** `{type: 'element', key: 'selector'|'tag_name'|'text'|'href', …}`: the autocaptured element chain matches. */
+function elementFilterToHogQL(filter: Filter): string {
+  const key = filter.key
+  const operator = (filter.operator ?? 'exact') as string
+  const values = (Array.isArray(filter.value) ? filter.value : [filter.value]).map((v) => String(v ?? ''))
+  const negated = operator === 'is_not' || operator === 'not_icontains' || operator === 'not_regex'
+  const any = (patterns: string[]) => {
+    const expr = patterns.map((p) => `match(elements_chain, ${literal(p)})`).join(' OR ')
+    return negated ? `NOT (${expr})` : `(${expr})`
+  }
+  const valuePattern = (v: string) => {
+    if (operator === 'regex' || operator === 'not_regex') return v
+    if (operator === 'icontains' || operator === 'not_icontains') return `(?i)[^"]*${escapeRegex(v)}[^"]*`
+    return escapeRegex(v)
+  }
+  switch (key) {
+    case 'selector':
+      return any(values.map(selectorPattern))
+    case 'tag_name':
+      return any(values.map((v) => `(?:^|;)${escapeRegex(v)}(?:\\.|$|:|;)`))
+    case 'text':
+      return any(values.map((v) => `(?:^|;)[^;]*text="${valuePattern(v)}"`))
+    case 'href':
+      return any(values.map((v) => `(?:^|;)[^;]*href="${valuePattern(v)}"`))
+    default:
+      throw new ValidationError(`Element filters on "${String(key)}" are not supported.`, 'key')
   }
 }
 

@@ -3,6 +3,7 @@
  * memory limits under the query's engine id, and shapes PostHog's response.
  */
 import {
+  type ActionResolver,
   type CohortResolver,
   type CompileContext,
   compileHogQL,
@@ -34,6 +35,8 @@ export interface RunnerDeps {
   propertyTypes?: (teamId: number) => Promise<PropertyTypes | undefined>
   /** The project's cohorts, for `IN COHORT` and cohort property filters (loaded only by queries that use them). */
   cohorts?: (teamId: number) => Promise<CohortResolver>
+  /** The project's actions as HogQL, for `matchesAction(id)` (loaded only by queries that use it). */
+  actions?: (teamId: number) => Promise<ActionResolver>
   limits?: { maxExecutionSeconds?: number; maxMemoryBytes?: number; maxThreads?: number; maxResultBytes?: number }
   /** Event properties with a column of their own on the events table (default: the event store's schema). */
   materializedEventProperties?: Readonly<Record<string, string>>
@@ -93,7 +96,12 @@ export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
     const usesCohorts =
       /cohort/i.test(hogql) ||
       (options.placeholders !== undefined && /cohort/i.test(JSON.stringify(options.placeholders)))
-    const cohorts = usesCohorts ? await deps.cohorts?.(ctx.team.id) : undefined
+    const usesActions =
+      /matchesaction/i.test(hogql) ||
+      (options.placeholders !== undefined && /matchesaction/i.test(JSON.stringify(options.placeholders)))
+    const actions = usesActions ? await deps.actions?.(ctx.team.id) : undefined
+    // action steps may filter on cohorts
+    const cohorts = usesCohorts || actions ? await deps.cohorts?.(ctx.team.id) : undefined
     let compiled: ReturnType<typeof compileHogQL>
     try {
       compiled = compileHogQL(hogql, {
@@ -101,6 +109,7 @@ export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
         timezone: ctx.team.timezone,
         propertyTypes,
         cohorts,
+        actions,
         placeholders: options.placeholders,
         limit: DEFAULT_RETURNED_ROWS,
         limitPlusOne: options.limitPlusOne ?? false,

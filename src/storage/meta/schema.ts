@@ -20,6 +20,10 @@ export interface ProjectTable {
   name: string
   timezone: string
   api_token: string
+  /** 0 = Sunday, 1 = Monday (set by migration 0008) */
+  week_start_day: Generated<number>
+  /** JSON text of the property filters that mark test accounts */
+  test_account_filters: Generated<string>
   created_at: string
   updated_at: string
 }

@@ -6,6 +6,16 @@ import { flags } from './0004-flags.js'
 import { queries } from './0005-queries.js'
 import { ingest } from './0006-ingest.js'
 import { rateLimits } from './0007-rate-limits.js'
+import { actions } from './0008-actions.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
-export const migrations: MetaMigration[] = [foundation, persons, definitions, flags, queries, ingest, rateLimits]
+export const migrations: MetaMigration[] = [
+  foundation,
+  persons,
+  definitions,
+  flags,
+  queries,
+  ingest,
+  rateLimits,
+  actions,
+]
