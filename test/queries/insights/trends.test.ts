@@ -168,3 +168,33 @@ describe('TrendsQuery', () => {
     expect(fine.json().attr).toBe('interval')
   })
 })
+
+describe('StickinessQuery', () => {
+  it('test_stickiness_runs-like: counts persons by the number of days they were active', async () => {
+    const res = await postQuery(t, {
+      query: {
+        kind: 'StickinessQuery',
+        series: [{ kind: 'EventsNode', event: '$pageview' }],
+        dateRange: { date_from: '-7d' },
+      },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const [row] = res.json().results
+    // in Jan 3–10: anna active on 2 days (4th, 9th), bob on 1 day (5th)
+    expect(row.data).toEqual([1, 1, 0, 0, 0, 0, 0, 0])
+    expect(row.count).toBe(2)
+    expect(row.days).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+    expect(row.labels.slice(0, 2)).toEqual(['1 day', '2 days'])
+    const cumulative = await postQuery(t, {
+      query: {
+        kind: 'StickinessQuery',
+        series: [{ kind: 'EventsNode', event: '$pageview' }],
+        dateRange: { date_from: '-7d' },
+        stickinessFilter: { computedAs: 'cumulative' },
+      },
+    })
+    // 1 or more days: both; 2 or more: anna
+    expect(cumulative.json().results[0].data.slice(0, 3)).toEqual([2, 1, 0])
+    expect(cumulative.json().results[0].labels[0]).toBe('1 day or more')
+  })
+})
