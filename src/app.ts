@@ -3,6 +3,14 @@ import fastifyCors from '@fastify/cors'
 import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import Fastify from 'fastify'
+import { accountRoutes } from './accounts/routes.js'
+import { createMailer } from './accounts/mail.js'
+import { createProfileService } from './accounts/profile.js'
+import { createAccountService } from './accounts/service.js'
+import { createSessionManager } from './accounts/sessions.js'
+import { createAccountStore } from './accounts/store.js'
+import { createTokenSigner } from './accounts/tokens.js'
+import { createTwoFactorService } from './accounts/two-factor.js'
 import { actionRoutes } from './actions/routes.js'
 import { createActionService } from './actions/service.js'
 import { createActionStore } from './actions/store.js'
@@ -37,6 +45,8 @@ import { createPersonProcessor } from './ingest/persons.js'
 import { ingestRoutes } from './ingest/routes.js'
 import { createIngestService } from './ingest/service.js'
 import { createUsageStore } from './ingest/usage-store.js'
+import { memberRoutes } from './organizations/member-routes.js'
+import { createMemberService } from './organizations/members.js'
 import { organizationRoutes } from './organizations/routes.js'
 import { createOrganizationService } from './organizations/service.js'
 import { createOrganizationStore } from './organizations/store.js'
@@ -227,7 +237,47 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(fastifyCors, { delegator: corsDelegator(config.siteUrl) })
   // After CORS, so that a refusal still tells the browser's SDK when to retry.
   await app.register(requestLimits.plugin)
-  await app.register(authPlugin, { ...stores, clock })
+  const accountStore = createAccountStore(meta.db)
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, from: config.emailFrom })
+  app.log.info(`mail goes to ${mailer.destination}`)
+  const sessions = createSessionManager({
+    store: accountStore,
+    siteUrl: config.siteUrl,
+    clock,
+    onError: (err, what) => logError(err, what),
+  })
+  const accounts = createAccountService({
+    accounts: accountStore,
+    organizations: stores.organizations,
+    projects: services.projects,
+    mailer,
+    signer: createTokenSigner({ secret: () => accountStore.signingSecret(), clock }),
+    limiter: rateLimiter,
+    limits: config.rateLimits,
+    siteUrl: config.siteUrl,
+    clock,
+    onError: (err, what) => logError(err, what),
+  })
+  const profile = createProfileService({
+    accounts: accountStore,
+    organizations: stores.organizations,
+    projects: stores.projects,
+    service: accounts,
+    limiter: rateLimiter,
+  })
+  const twoFactor = createTwoFactorService({ accounts: accountStore, service: accounts, clock })
+  await app.register(authPlugin, {
+    ...stores,
+    sessions: {
+      async authenticate(req) {
+        const session = await sessions.read(req)
+        return session?.state === 'active' ? { sessionId: session.id, userId: session.user_id } : undefined
+      },
+      checkCsrf: sessions.checkCsrf,
+      ensureCsrfCookie: sessions.ensureCsrfCookie,
+    },
+    clock,
+  })
   await app.register(bodyDepthPlugin)
 
   app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger())
@@ -254,8 +304,27 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       organizations: createOrganizationService({ organizations: stores.organizations, projects: stores.projects }),
     }),
   )
+  await app.register(userRoutes({ keys: services.keys }))
   await app.register(
-    userRoutes({ keys: services.keys, organizations: stores.organizations, projects: stores.projects }),
+    accountRoutes({
+      service: accounts,
+      profile,
+      twoFactor,
+      sessions,
+      accounts: accountStore,
+      trustedProxies: config.trustedProxies,
+    }),
+  )
+  await app.register(
+    memberRoutes({
+      members: createMemberService({
+        accounts: accountStore,
+        organizations: stores.organizations,
+        deliver: accounts.deliver,
+        siteUrl: config.siteUrl,
+        clock,
+      }),
+    }),
   )
 
   const geoip = await createGeoIp(config.geoipDbPath)
@@ -296,6 +365,10 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   )
   app.addHook('onClose', () => flagQuota.close())
   app.addHook('onClose', async () => rateLimiter.close())
+  app.addHook('onClose', async () => {
+    sessions.close()
+    mailer.close()
+  })
 
   let closed = false
   async function close() {
@@ -320,6 +393,8 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     ingest,
     routes,
     rateLimiter,
+    accountStore,
+    mailer,
     clock,
     close,
   }

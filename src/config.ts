@@ -11,6 +11,8 @@ export interface Config {
   clickhouseUrl: string
   siteUrl: string
   smtpUrl: string | undefined
+  /** Sender of every mail (EMAIL_FROM). */
+  emailFrom: string
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** How many X-Forwarded-For hops to trust for the client IP (0: use the socket address). */
   trustedProxies: number
@@ -46,6 +48,12 @@ export interface RateLimitConfig {
   queriesPerHour: number
   /** Query API requests running at once per project. */
   queryConcurrency: number
+  /** Failed logins per client IP per 10 minutes before that IP is locked out for the rest of them. */
+  loginFailuresPerIp: number
+  /** Second-factor codes tried per user per 5 minutes (at login and when turning 2FA on). */
+  otpAttemptsPerUser: number
+  /** Second-factor codes tried per client IP per 5 minutes. */
+  otpAttemptsPerIp: number
 }
 
 export class ConfigError extends Error {}
@@ -119,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseUrl,
     siteUrl,
     smtpUrl,
+    emailFrom: env.EMAIL_FROM || `Burrow <noreply@${new URL(siteUrl).hostname}>`,
     logLevel,
     trustedProxies: integer(env, 'TRUSTED_PROXIES', 0, 0, 32),
     engineThreadNice: integer(env, 'ENGINE_THREAD_NICE', 10, 0, 19),
@@ -130,6 +139,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queriesPerMinute: integer(env, 'RATE_LIMIT_QUERIES_PER_MINUTE', 240, 0, 1_000_000),
       queriesPerHour: integer(env, 'RATE_LIMIT_QUERIES_PER_HOUR', 1200, 0, 100_000_000),
       queryConcurrency: integer(env, 'RATE_LIMIT_QUERY_CONCURRENCY', 3, 0, 1000),
+      loginFailuresPerIp: integer(env, 'RATE_LIMIT_LOGIN_FAILURES_PER_10_MINUTES', 30, 0, 1_000_000),
+      otpAttemptsPerUser: integer(env, 'RATE_LIMIT_2FA_ATTEMPTS_PER_USER', 10, 0, 1_000_000),
+      otpAttemptsPerIp: integer(env, 'RATE_LIMIT_2FA_ATTEMPTS_PER_IP', 30, 0, 1_000_000),
     },
   }
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Membership } from '../organizations/levels.js'
 import type { OrganizationStore } from '../organizations/store.js'
@@ -10,7 +10,10 @@ import { hasScope, NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY } from
 
 export interface AuthContext {
   user: UserRow
-  key: PersonalApiKeyRow
+  /** The personal API key used, or null for a logged-in session (which no scope limits). */
+  key: PersonalApiKeyRow | null
+  /** The session's id when the request came with a session cookie, else null. */
+  sessionId: string | null
   scopes: string[]
   scopedTeams: number[] | null
   scopedOrganizations: string[] | null
@@ -52,6 +55,15 @@ function readKey(req: FastifyRequest): { key: string; where: 'header' | 'body' |
   return undefined
 }
 
+/** Session authentication, from src/accounts (a cookie naming a session in the metadata store). */
+export interface SessionAuthenticator {
+  /** The logged-in user of the request's session cookie (not one half-way through a 2FA login), if any. */
+  authenticate(req: FastifyRequest): Promise<{ sessionId: string; userId: number } | undefined>
+  /** Throws PermissionDenied unless an unsafe request carries the session's CSRF token. */
+  checkCsrf(req: FastifyRequest): void
+  ensureCsrfCookie(req: FastifyRequest, reply: FastifyReply): void
+}
+
 const parseJsonList = <T>(text: string | null): T[] | null => {
   if (!text) return null
   const list = JSON.parse(text) as T[]
@@ -59,8 +71,10 @@ const parseJsonList = <T>(text: string | null): T[] | null => {
 }
 
 /**
- * Personal-API-key authentication and scopes for every route whose config names a scope. Project routes
- * (`:projectId`) also load the project and check the user's membership and the key's project scoping.
+ * Authentication for every route whose config names a scope: a personal API key (with its scopes) when the
+ * request carries one, else a logged-in session (not scope-limited, PostHog's SessionAuthentication, with CSRF
+ * checks on writes). Project routes (`:projectId`) also load the project and check the user's membership and the
+ * key's project scoping.
  */
 export const authPlugin = fp(
   async (
@@ -70,18 +84,48 @@ export const authPlugin = fp(
       users: Pick<UserStore, 'get'>
       organizations: Pick<OrganizationStore, 'memberships'>
       projects: Pick<ProjectStore, 'get'>
+      sessions?: SessionAuthenticator
       clock: () => Date
     },
   ) => {
+    /** The project of a `:projectId` route; another organization's answers exactly as a missing one. */
+    async function projectOf(auth: AuthContext, projectParam: string): Promise<ProjectRow> {
+      const id = /^\d{1,15}$/.test(projectParam) ? Number(projectParam) : Number.NaN
+      const project = Number.isNaN(id) ? undefined : await deps.projects.get(id)
+      if (!project || !auth.organizationIds.includes(project.organization_id)) throw new NotFound('Project not found.')
+      return project
+    }
+
     app.decorateRequest('auth', null as unknown as AuthContext)
     app.decorateRequest('project', null as unknown as ProjectRow)
 
-    app.addHook('preValidation', async (req) => {
+    app.addHook('preValidation', async (req, reply) => {
       const scope = req.routeOptions.config?.scope
       if (scope === undefined || scope === null) return
 
       const found = readKey(req)
-      if (!found) throw new AuthenticationError()
+      if (!found) {
+        const session = deps.sessions && (await deps.sessions.authenticate(req))
+        const user = session && (await deps.users.get(session.userId))
+        if (!deps.sessions || !session || !user) throw new AuthenticationError()
+        deps.sessions.checkCsrf(req)
+        deps.sessions.ensureCsrfCookie(req, reply)
+        const memberships = await deps.organizations.memberships(user.id)
+        req.auth = {
+          user,
+          key: null,
+          sessionId: session.sessionId,
+          scopes: ['*'],
+          scopedTeams: null,
+          scopedOrganizations: null,
+          organizationIds: memberships.map((m) => m.organization_id),
+          memberships,
+        }
+        if (scope === OWN_KEY_ONLY || scope === SESSION_ONLY) return
+        const params = req.params as Record<string, string> | undefined
+        if (params?.projectId !== undefined) req.project = await projectOf(req.auth, params.projectId)
+        return
+      }
       const key = await deps.keys.getBySecureValue(hashPersonalApiKey(found.key))
       const user = key && (await deps.users.get(key.user_id))
       if (!key || !user) {
@@ -98,6 +142,7 @@ export const authPlugin = fp(
       const auth: AuthContext = {
         user,
         key,
+        sessionId: null,
         scopes: JSON.parse(key.scopes) as string[],
         scopedTeams: parseJsonList<number>(key.scoped_teams),
         scopedOrganizations: parseJsonList<string>(key.scoped_organizations),
@@ -110,12 +155,7 @@ export const authPlugin = fp(
       const params = req.params as Record<string, string> | undefined
       const projectParam = params?.projectId
       if (projectParam !== undefined) {
-        const id = /^\d{1,15}$/.test(projectParam) ? Number(projectParam) : Number.NaN
-        const project = Number.isNaN(id) ? undefined : await deps.projects.get(id)
-        // Another organization's project answers exactly as a missing one, so ids cannot be probed.
-        if (!project || !auth.organizationIds.includes(project.organization_id)) {
-          throw new NotFound('Project not found.')
-        }
+        const project = await projectOf(auth, projectParam)
         if (!hasScope(auth.scopes, scope)) throw new PermissionDenied(`API key missing required scope '${scope}'`)
         if (auth.scopedTeams && !auth.scopedTeams.includes(project.id)) {
           throw new PermissionDenied(`API key does not have access to the requested project: ID ${project.id}.`)

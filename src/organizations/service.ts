@@ -30,23 +30,30 @@ export function toOrganization(row: OrganizationRow & { level?: number }, projec
 }
 export type Organization = ReturnType<typeof toOrganization>
 
+/** The caller's organization by id or `@current`; another organization answers 404, as a missing one does. */
+export async function findOrganization(
+  organizations: Pick<OrganizationStore, 'listForUser'>,
+  caller: OrganizationCaller,
+  idOrCurrent: string,
+) {
+  const orgs = await organizations.listForUser(caller.userId)
+  const org =
+    idOrCurrent === '@current'
+      ? (orgs.find((o) => o.id === caller.currentOrganizationId) ?? orgs[0])
+      : orgs.find((o) => o.id === idOrCurrent)
+  if (!org) throw new NotFound('Organization not found.')
+  if (caller.scopedOrganizations && !caller.scopedOrganizations.includes(org.id)) {
+    throw new PermissionDenied(`API key does not have access to the requested organization: ID ${org.id}.`)
+  }
+  return org
+}
+
 export function createOrganizationService(deps: {
   organizations: Pick<OrganizationStore, 'listForUser' | 'update'>
   projects: Pick<ProjectStore, 'listForOrganizations'>
 }) {
-  /** The caller's organization by id or `@current`; another organization answers 404, as a missing one does. */
-  async function find(caller: OrganizationCaller, idOrCurrent: string) {
-    const orgs = await deps.organizations.listForUser(caller.userId)
-    const org =
-      idOrCurrent === '@current'
-        ? (orgs.find((o) => o.id === caller.currentOrganizationId) ?? orgs[0])
-        : orgs.find((o) => o.id === idOrCurrent)
-    if (!org) throw new NotFound('Organization not found.')
-    if (caller.scopedOrganizations && !caller.scopedOrganizations.includes(org.id)) {
-      throw new PermissionDenied(`API key does not have access to the requested organization: ID ${org.id}.`)
-    }
-    return org
-  }
+  const find = (caller: OrganizationCaller, idOrCurrent: string) =>
+    findOrganization(deps.organizations, caller, idOrCurrent)
 
   return {
     async list(caller: OrganizationCaller): Promise<Organization[]> {

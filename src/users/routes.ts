@@ -2,10 +2,6 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { PermissionDenied } from '../http/errors.js'
 import { NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY } from '../http/scopes.js'
-import { toOrganization } from '../organizations/service.js'
-import type { OrganizationStore } from '../organizations/store.js'
-import { toProject } from '../projects/service.js'
-import type { ProjectStore } from '../projects/store.js'
 import type { KeyInput, PersonalApiKeyService } from './keys-service.js'
 
 const KeyBody = Type.Object({
@@ -29,33 +25,9 @@ const KeyRecord = Type.Object({
   scoped_organizations: Type.Union([Type.Array(Type.String()), Type.Null()]),
 })
 
-export function userRoutes(deps: {
-  keys: PersonalApiKeyService
-  organizations: Pick<OrganizationStore, 'listForUser' | 'get'>
-  projects: Pick<ProjectStore, 'listForOrganizations'>
-}) {
+/** Personal API keys: managed by a logged-in session; a key may only read itself. */
+export function userRoutes(deps: { keys: PersonalApiKeyService }) {
   return async (app: FastifyInstance) => {
-    app.get('/api/users/@me/', { schema: { tags: ['users'] }, config: { scope: 'user:read' } }, async (req) => {
-      const { user } = req.auth
-      const orgs = await deps.organizations.listForUser(user.id)
-      const projects = await deps.projects.listForOrganizations(orgs.map((o) => o.id))
-      const currentOrg = orgs.find((o) => o.id === user.current_organization_id) ?? orgs[0]
-      const currentProject = projects.find((p) => p.id === user.current_project_id) ?? projects[0]
-      return {
-        id: user.id,
-        uuid: user.uuid,
-        email: user.email,
-        first_name: user.first_name,
-        last_name: user.last_name,
-        is_email_verified: user.is_email_verified === 1,
-        pending_email: user.pending_email,
-        date_joined: user.created_at,
-        organization: currentOrg ? toOrganization(currentOrg, projects) : null,
-        team: currentProject ? toProject(currentProject) : null,
-        organizations: orgs.map((o) => ({ id: o.id, name: o.name, membership_level: o.level })),
-      }
-    })
-
     // Keys are managed by a logged-in session only (PostHog's PersonalApiKeySelfAccessPermission): a personal API
     // key may retrieve itself and nothing more, so no key can mint, list, roll or delete keys.
     app.get(
@@ -78,8 +50,11 @@ export function userRoutes(deps: {
       },
       async (req) => {
         const { keyId } = req.params as { keyId: string }
-        const key = await deps.keys.get(req.auth.user.id, keyId === '@current' ? req.auth.key.id : keyId)
-        if (key.id !== req.auth.key.id) throw new PermissionDenied(NO_PERSONAL_API_KEY_ACCESS)
+        const own = req.auth.key
+        // A session reads any of its user's keys; a key reads only itself (`@current` names the calling key).
+        if (!own) return deps.keys.get(req.auth.user.id, keyId)
+        const key = await deps.keys.get(req.auth.user.id, keyId === '@current' ? own.id : keyId)
+        if (key.id !== own.id) throw new PermissionDenied(NO_PERSONAL_API_KEY_ACCESS)
         return key
       },
     )

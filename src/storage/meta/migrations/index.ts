@@ -7,6 +7,7 @@ import { queries } from './0005-queries.js'
 import { ingest } from './0006-ingest.js'
 import { rateLimits } from './0007-rate-limits.js'
 import { actions } from './0008-actions.js'
+import { accounts } from './0009-accounts.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
 export const migrations: MetaMigration[] = [
@@ -18,4 +19,5 @@ export const migrations: MetaMigration[] = [
   ingest,
   rateLimits,
   actions,
+  accounts,
 ]

@@ -1,0 +1,195 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { ApiError, PermissionDenied } from '../http/errors.js'
+import { SESSION_ONLY } from '../http/scopes.js'
+import { clientIp } from '../ingest/geoip.js'
+import { fieldsOf } from './fields.js'
+import { NON_STAFF_OTHER_USER, type ProfileService } from './profile.js'
+import type { AccountService } from './service.js'
+import type { SessionManager } from './sessions.js'
+import type { AccountStore, AccountUserRow } from './store.js'
+import type { TwoFactorService } from './two-factor.js'
+
+const UserParams = Type.Object({ uuid: Type.String({ maxLength: 64 }) })
+const InviteParams = Type.Object({ inviteId: Type.String({ maxLength: 64 }) })
+const AnyBody = Type.Unknown()
+const tags = ['users']
+
+/**
+ * Accounts over HTTP: sign-up, login (with the second factor), logout, password reset, e-mail verification, the
+ * user record and 2FA. The public routes (scope null) find the session themselves; the others go through
+ * src/http/auth.ts, which accepts a session or a personal API key.
+ */
+export function accountRoutes(deps: {
+  service: AccountService
+  profile: ProfileService
+  twoFactor: TwoFactorService
+  sessions: SessionManager
+  accounts: Pick<AccountStore, 'getUser' | 'getSession'>
+  trustedProxies: number
+}) {
+  const { service, profile, twoFactor, sessions } = deps
+  const ipOf = (req: FastifyRequest) =>
+    clientIp(req.headers, req.socket.remoteAddress, deps.trustedProxies) || 'unknown'
+
+  /** The logged-in user of a public route's request, if its session is complete (CSRF-checked for writes). */
+  async function sessionUser(req: FastifyRequest): Promise<AccountUserRow | undefined> {
+    const session = await sessions.read(req)
+    if (!session || session.state !== 'active') return undefined
+    sessions.checkCsrf(req)
+    return deps.accounts.getUser(session.user_id)
+  }
+
+  async function currentSession(req: FastifyRequest) {
+    const session = req.auth.sessionId ? await deps.accounts.getSession(req.auth.sessionId) : undefined
+    if (!session) throw new PermissionDenied('This action needs a logged-in session.')
+    return { ...session, created_at: Number(session.created_at), expires_at: Number(session.expires_at) }
+  }
+
+  /** 2FA is managed on one's own account; staff may read and turn off someone else's (a lost device). */
+  async function twoFactorTarget(req: FastifyRequest, othersAllowed: boolean): Promise<AccountUserRow> {
+    const caller = req.auth.user as AccountUserRow
+    const target = await profile.target(caller, (req.params as { uuid: string }).uuid)
+    if (target.id !== caller.id && !othersAllowed) throw new PermissionDenied(NON_STAFF_OTHER_USER)
+    return target
+  }
+
+  async function logIn(reply: FastifyReply, user: AccountUserRow) {
+    await sessions.start(reply, user.id, 'active')
+  }
+
+  return async (app: FastifyInstance) => {
+    const open = { scope: null }
+
+    app.post('/api/signup/', { schema: { tags, body: AnyBody }, config: open }, async (req, reply) => {
+      const user = await service.signup(req.body)
+      await logIn(reply, user)
+      return reply.code(201).send(service.toSignupRecord(user))
+    })
+    app.get('/api/signup/:inviteId/', { schema: { tags, params: InviteParams }, config: open }, async (req) =>
+      service.inviteInfo((req.params as { inviteId: string }).inviteId),
+    )
+    app.post(
+      '/api/signup/:inviteId/',
+      { schema: { tags, params: InviteParams, body: AnyBody }, config: open },
+      async (req, reply) => {
+        const user = await service.acceptInvite(
+          (req.params as { inviteId: string }).inviteId,
+          req.body,
+          await sessionUser(req),
+        )
+        await logIn(reply, user)
+        return reply.code(201).send(service.toSignupRecord(user))
+      },
+    )
+
+    app.post('/api/login', { schema: { tags, body: AnyBody }, config: open }, async (req, reply) => {
+      const { user, needsSecondFactor } = await service.login(req.body, ipOf(req))
+      if (needsSecondFactor) {
+        await sessions.start(reply, user.id, 'pending_2fa')
+        throw new ApiError(401, 'server_error', '2fa_required', '2FA is required.')
+      }
+      await logIn(reply, user)
+      return { success: true }
+    })
+    app.post('/api/login/token', { schema: { tags, body: AnyBody }, config: open }, async (req, reply) => {
+      const pending = await sessions.read(req)
+      const user = await service.loginSecondFactor(pending, req.body, ipOf(req))
+      await sessions.end(req, reply)
+      await logIn(reply, user)
+      return { success: true }
+    })
+    app.post('/api/logout/', { schema: { tags }, config: open }, async (req, reply) => {
+      if (await sessions.read(req)) sessions.checkCsrf(req)
+      await sessions.end(req, reply)
+      return { success: true }
+    })
+
+    app.post('/api/reset/', { schema: { tags, body: AnyBody }, config: open }, async (req, reply) => {
+      await service.requestPasswordReset(req.body)
+      return reply.code(204).send()
+    })
+    app.get(
+      '/api/reset/:uuid/',
+      {
+        schema: { tags, params: UserParams, querystring: Type.Object({ token: Type.Optional(Type.String()) }) },
+        config: open,
+      },
+      async (req, reply) => {
+        await service.checkResetToken((req.params as { uuid: string }).uuid, (req.query as { token?: string }).token)
+        return reply.code(200).send()
+      },
+    )
+    app.post(
+      '/api/reset/:uuid/',
+      { schema: { tags, params: UserParams, body: AnyBody }, config: open },
+      async (req) => {
+        const user = await service.resetPassword((req.params as { uuid: string }).uuid, req.body)
+        return { success: true, email: user.email }
+      },
+    )
+
+    app.post(
+      '/api/users/request_email_verification/',
+      { schema: { tags, body: AnyBody }, config: open },
+      async (req) => {
+        await service.requestEmailVerification(req.body)
+        return { success: true }
+      },
+    )
+    app.post('/api/users/verify_email/', { schema: { tags, body: AnyBody }, config: open }, async (req, reply) => {
+      const { user, logIn: shouldLogIn, token } = await service.verifyEmail(req.body)
+      if (shouldLogIn) await logIn(reply, user)
+      return { success: true, token }
+    })
+    app.patch(
+      '/api/users/cancel_email_change_request/',
+      { schema: { tags }, config: { scope: SESSION_ONLY } },
+      async (req) => profile.cancelEmailChange(req.auth.user as AccountUserRow),
+    )
+
+    // `@me` has its own route (the common case, and what the API coverage lists); other users by uuid.
+    const lookupOf = (req: FastifyRequest) => (req.params as { uuid?: string }).uuid ?? '@me'
+    for (const url of ['/api/users/@me/', '/api/users/:uuid/']) {
+      const params = url.includes(':uuid') ? UserParams : undefined
+      app.get(url, { schema: { tags, params }, config: { scope: 'user:read' } }, async (req) =>
+        profile.record(await profile.target(req.auth.user as AccountUserRow, lookupOf(req))),
+      )
+      app.patch(url, { schema: { tags, params, body: AnyBody }, config: { scope: 'user:write' } }, async (req) => {
+        const caller = req.auth.user as AccountUserRow
+        const target = await profile.target(caller, lookupOf(req))
+        return profile.update({ user: caller, sessionId: req.auth.sessionId }, target, fieldsOf(req.body))
+      })
+    }
+
+    const session = { scope: SESSION_ONLY }
+    for (const path of ['two_factor_start_setup', 'start_2fa_setup']) {
+      app.get(`/api/users/:uuid/${path}/`, { schema: { tags, params: UserParams }, config: session }, async (req) =>
+        twoFactor.startSetup(await currentSession(req), await twoFactorTarget(req, false)),
+      )
+    }
+    for (const path of ['two_factor_validate', 'validate_2fa']) {
+      app.post(
+        `/api/users/:uuid/${path}/`,
+        { schema: { tags, params: UserParams, body: AnyBody }, config: session },
+        async (req) =>
+          twoFactor.validateSetup(await currentSession(req), await twoFactorTarget(req, false), req.body, ipOf(req)),
+      )
+    }
+    app.get(
+      '/api/users/:uuid/two_factor_status/',
+      { schema: { tags, params: UserParams }, config: { scope: 'user:read' } },
+      async (req) => twoFactor.status(await twoFactorTarget(req, true)),
+    )
+    app.post(
+      '/api/users/:uuid/two_factor_backup_codes/',
+      { schema: { tags, params: UserParams }, config: session },
+      async (req) => twoFactor.regenerateBackupCodes(await twoFactorTarget(req, false)),
+    )
+    app.post(
+      '/api/users/:uuid/two_factor_disable/',
+      { schema: { tags, params: UserParams }, config: session },
+      async (req) => twoFactor.disable(await twoFactorTarget(req, true)),
+    )
+  }
+}
