@@ -110,6 +110,7 @@ const WRITTEN_TABLES = [
 /** Row counts of every store a request may write to (background writes flushed first), to compare around one. */
 export async function footprint(t: TestApp): Promise<Record<string, number>> {
   await t.burrow.ingest.flushBackground()
+  await t.burrow.services.flagQuota.flush()
   const counts: Record<string, number> = {}
   for (const table of WRITTEN_TABLES) {
     const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(t.burrow.meta.db)
