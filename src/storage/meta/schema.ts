@@ -116,6 +116,68 @@ export interface HashKeyOverrideTable {
   hash_key: string
 }
 
+export interface InsightTable {
+  id: Generated<number>
+  team_id: number
+  /** PostHog's 8-character id, used in URLs */
+  short_id: string
+  name: string | null
+  derived_name: string | null
+  description: string | null
+  /** JSON text of the query node, stored upgraded; null for an insight without one */
+  query: string | null
+  /** JSON text of legacy filters, kept as given */
+  filters: string
+  tags: string
+  favorited: number
+  saved: number
+  deleted: number
+  created_by: number | null
+  created_at: string
+  updated_at: string
+  last_modified_at: string
+  last_modified_by: number | null
+}
+
+export interface DashboardTable {
+  id: Generated<number>
+  team_id: number
+  name: string | null
+  description: string
+  pinned: number
+  tags: string
+  /** JSON text: date_from, date_to, properties, applied to every tile's query */
+  filters: string
+  /** JSON text: variable id → override, applied to every HogQL tile */
+  variables: string
+  deleted: number
+  created_by: number | null
+  created_at: string
+  last_accessed_at: string | null
+}
+
+export interface DashboardTextTable {
+  id: Generated<number>
+  team_id: number
+  body: string
+  created_by: number | null
+  last_modified_at: string
+  last_modified_by: number | null
+}
+
+export interface DashboardTileTable {
+  id: Generated<number>
+  team_id: number
+  dashboard_id: number
+  insight_id: number | null
+  text_id: number | null
+  layouts: string
+  color: string | null
+  /** null until the tile is removed (1) or put back (0) */
+  deleted: number | null
+  created_at: string
+}
+
 export interface MetaDatabase {
   organizations: OrganizationTable
   projects: ProjectTable
@@ -128,4 +190,8 @@ export interface MetaDatabase {
   group_type_mappings: GroupTypeMappingTable
   groups: GroupTable
   feature_flag_hash_key_overrides: HashKeyOverrideTable
+  insights: InsightTable
+  dashboards: DashboardTable
+  dashboard_texts: DashboardTextTable
+  dashboard_tiles: DashboardTileTable
 }

@@ -8,6 +8,7 @@ import { ingest } from './0006-ingest.js'
 import { rateLimits } from './0007-rate-limits.js'
 import { actions } from './0008-actions.js'
 import { accounts } from './0009-accounts.js'
+import { insightsDashboards } from './0010-insights-dashboards.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
 export const migrations: MetaMigration[] = [
@@ -20,4 +21,5 @@ export const migrations: MetaMigration[] = [
   rateLimits,
   actions,
   accounts,
+  insightsDashboards,
 ]
