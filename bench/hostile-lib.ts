@@ -31,7 +31,7 @@ export function watchRss(pid: number) {
 }
 
 export interface Answer {
-  /** HTTP status; 0 when the connection failed or the request timed out. */
+  /** HTTP status; 0 when the request timed out, -1 when the connection failed (reset, refused) before an answer. */
   status: number
   ms: number
   body: string
@@ -85,7 +85,7 @@ export function request(options: {
       req.destroy()
       done(0, 'timeout')
     })
-    req.on('error', (err) => done(0, err.message))
+    req.on('error', (err) => done(-1, err.message))
     if (options.body !== undefined) req.write(options.body)
     req.end()
   })
@@ -97,7 +97,7 @@ export function statusSummary(statuses: number[]): string {
   for (const s of statuses) counts.set(s, (counts.get(s) ?? 0) + 1)
   return [...counts.entries()]
     .sort((a, b) => a[0] - b[0])
-    .map(([s, n]) => `${s === 0 ? 'no answer' : s}×${n}`)
+    .map(([s, n]) => `${s === 0 ? 'timed out' : s === -1 ? 'connection reset' : s}×${n}`)
     .join(', ')
 }
 

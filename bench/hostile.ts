@@ -12,14 +12,16 @@
  * 2. Attacks from another address (127.0.0.2…, so that the per-IP failure limits count them apart from A's
  *    traffic), without credentials or with project B's: an lz64 bomb, 7,000 levels of nested JSON in an event,
  *    `/flags` with 4 MB of person properties, a catastrophic-backtracking regex flag in project B, and HogQL nested
- *    100,000 parentheses deep. Goals for each: answers 4xx within 1 s, the process stays up, RSS grows by under
- *    100 MB, and A's `/flags` and capture p99 ≤ 2× the baseline.
+ *    100,000 parentheses deep. The attacker sends one request at a time, back to back (at most 5,000 per attack),
+ *    each on a new connection. Goals for each: answers 4xx within 1 s, the process stays up, RSS grows by under
+ *    100 MB, and A's `/flags` and capture p99 ≤ 2× the baseline measured just before the attack.
  *
- * BENCH_DURATION (s, default 20) sets each phase's length, BENCH_ATTACK_DURATION (default 15) each attack's,
- * BENCH_RATE (default 500) the paced rate of each of the two streams, BENCH_QUERY_CLIENTS (default 3) the query
- * clients; BENCH_PART=1 or 2 runs one part only.
+ * BENCH_DURATION (s, default 20) sets part 1's phases' length, BENCH_ATTACK_DURATION (default 15) each attack's and
+ * its baseline's, BENCH_RATE (default 500) the paced rate of each of the two streams, BENCH_QUERY_CLIENTS
+ * (default 3) the query clients; BENCH_PART=1 or 2 runs one part only.
  */
 import fs from 'node:fs'
+import os from 'node:os'
 import { setup } from './flags-setup.js'
 import { lz64Bomb, probe, request, rssMb, statusSummary, watchRss } from './hostile-lib.js'
 import { percentile, printTable, realisticEvent, type Server, startServer } from './lib.js'
@@ -33,7 +35,7 @@ const PART = process.env.BENCH_PART ?? 'all'
 /** Bounds on the attacker: requests per attack, and how long to wait for one answer. */
 const MAX_ATTACK_REQUESTS = 5000
 const ATTACK_TIMEOUT_MS = 30_000
-const SETTLE_MS = 5000
+const SETTLE_MAX_MS = 120_000
 const FLAGS_HEADERS = { 'content-type': 'application/json', 'user-agent': 'posthog-node/5.70.0' }
 const JSON_HEADERS = { 'content-type': 'application/json' }
 
@@ -64,7 +66,20 @@ async function prepare(): Promise<Target> {
   )
   const target: Target = { server, flagsBodies, eventNumber: 0 }
   // Let the events be stored (the committer drains its log into the engine) before anything is measured.
-  await new Promise((r) => setTimeout(r, SETTLE_MS))
+  const settleEnd = performance.now() + SETTLE_MAX_MS
+  while (performance.now() < settleEnd) {
+    const answer = await request({
+      url: `${server.url}/api/projects/${server.credentials.project_id}/query/`,
+      headers: { ...JSON_HEADERS, authorization: `Bearer ${server.credentials.personal_api_key}` },
+      body: JSON.stringify({
+        query: { kind: 'HogQLQuery', query: 'select count() from events' },
+        refresh: 'force_blocking',
+      }),
+    })
+    if (answer.status === 200 && JSON.parse(answer.body).results[0][0] >= 100_000) break
+    await new Promise((r) => setTimeout(r, 1000))
+  }
+  await new Promise((r) => setTimeout(r, 2000))
   // Warm the definitions and person caches (a running server has seen its flags and users).
   await traffic(target, 3)
   return target
@@ -112,6 +127,8 @@ async function traffic(target: Target, durationS: number): Promise<Traffic> {
 
 const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(2))
 const mb = (n: number) => n.toFixed(0)
+/** The machine's 1-minute load average (two cores: others' work moves every figure here). */
+const load = () => os.loadavg()[0].toFixed(1)
 const ratio = (during: number, baseline: number) => (during / baseline).toFixed(2)
 
 function latencyRows(label: string, during: Traffic, baseline: Traffic): [string, string][] {
@@ -147,13 +164,15 @@ function latencyRows(label: string, during: Traffic, baseline: Traffic): [string
 
 // Part 1: worst-case HogQL queries.
 
+// Each runs until the server's time limit (60 s) or memory limit stops it, so in a 20 s phase mostly the first three
+// run (one per client): CPU without end, a real query, memory.
 const WORST_QUERIES = [
   'select sum(number) from numbers(1000000000000)',
-  'select count() from numbers(1000000) a, numbers(1000000) b',
-  'select length(groupArray(number)) from numbers(100000000)',
-  'select length(range(300000000))',
   // A real query over the events: a join whose rows grow as the square of each event name's count.
   'select b.properties.$browser, count() from events a join events b on a.event = b.event group by 1',
+  'select length(range(300000000))',
+  'select count() from numbers(1000000) a, numbers(1000000) b',
+  'select length(groupArray(number)) from numbers(100000000)',
 ]
 
 async function hostileQueries(): Promise<[string, string][]> {
@@ -161,9 +180,11 @@ async function hostileQueries(): Promise<[string, string][]> {
   const { server } = target
   const pid = server.child.pid as number
   const { personal_api_key, project_id } = server.credentials
+  const loads = [load()]
   const baselineRss = watchRss(pid)
   const baseline = await traffic(target, DURATION_S)
   const baselineMemory = baselineRss.stop()
+  loads.push(load())
 
   const statuses: number[] = []
   const byQuery = WORST_QUERIES.map(() => ({ statuses: [] as number[], maxMs: 0 }))
@@ -195,6 +216,7 @@ async function hostileQueries(): Promise<[string, string][]> {
   // Let the queries start before measuring.
   await new Promise((r) => setTimeout(r, 1000))
   const during = await traffic(target, DURATION_S)
+  loads.push(load())
   stop = true
   const drainStart = performance.now()
   await Promise.all(clients)
@@ -214,6 +236,7 @@ async function hostileQueries(): Promise<[string, string][]> {
       `${statusSummary(byQuery[i].statuses)}; max ${(byQuery[i].maxMs / 1000).toFixed(1)} s`,
     ]),
     ['waiting for the last queries after the phase (s)', drainS.toFixed(1)],
+    ['machine load average: start / end of baseline / end of queries phase', loads.join(' / ')],
     [
       'server RSS (MB): baseline phase start / queries start / peak / 2 s after the last answer',
       `${mb(baselineMemory.first)} / ${mb(memory.first)} / ${mb(memory.peak)} / ${mb(after)}`,
@@ -335,22 +358,15 @@ async function projectB(server: Server): Promise<ProjectB> {
 async function attacks(): Promise<[string, string][]> {
   let target = await prepare()
   let b = await projectB(target.server)
-  const baselineRss = watchRss(target.server.child.pid as number)
-  const baseline = await traffic(target, DURATION_S)
-  const baselineMemory = baselineRss.stop()
-  const rows: [string, string][] = [
-    [
-      'A baseline: /flags p50 / p99, capture p50 / p99 (ms)',
-      `${ms(baseline.flags.p50)} / ${ms(baseline.flags.p99)}, ${ms(baseline.capture.p50)} / ${ms(baseline.capture.p99)}`,
-    ],
-    [
-      'A baseline: server RSS (MB) start / peak; growth without attack',
-      `${mb(baselineMemory.first)} / ${mb(baselineMemory.peak)}; ${mb(baselineMemory.peak - baselineMemory.first)}`,
-    ],
-  ]
+  const rows: [string, string][] = []
   for (const [n, attack] of ATTACKS.entries()) {
     const { server } = target
     const pid = server.child.pid as number
+    // The machine's speed drifts with others' work: each attack gets a baseline of its own, just before it.
+    const baselineLoad = load()
+    const baselineRss = watchRss(pid)
+    const baseline = await traffic(target, ATTACK_S)
+    const baselineMemory = baselineRss.stop()
     const requests = attack.requests(server, b)
     const localAddress = `127.0.0.${n + 2}`
     const statuses: number[] = []
@@ -360,6 +376,7 @@ async function attacks(): Promise<[string, string][]> {
       exited = true
     }
     server.child.once('exit', onExit)
+    const startLoad = load()
     const rss = watchRss(pid)
     const end = performance.now() + ATTACK_S * 1000
     const attacker = (async () => {
@@ -398,6 +415,7 @@ async function attacks(): Promise<[string, string][]> {
           ? `${mb(memory.first)} / ${mb(memory.peak)} / —; THE SERVER EXITED`
           : `${mb(memory.first)} / ${mb(memory.peak)} / ${mb(memory.last)}; ${mb(memory.peak - memory.first)}`,
       ],
+      ['  server RSS growth in the baseline just before (MB)', mb(baselineMemory.peak - baselineMemory.first)],
       [
         "  A's /flags p99, during / baseline (ms); ratio (goal ≤ 2)",
         `${ms(during.flags.p99)} / ${ms(baseline.flags.p99)}; ${ratio(during.flags.p99, baseline.flags.p99)}`,
@@ -406,6 +424,7 @@ async function attacks(): Promise<[string, string][]> {
         "  A's capture p99, during / baseline (ms); ratio (goal ≤ 2)",
         `${ms(during.capture.p99)} / ${ms(baseline.capture.p99)}; ${ratio(during.capture.p99, baseline.capture.p99)}`,
       ],
+      ['  machine load average: baseline start / attack start / end', `${baselineLoad} / ${startLoad} / ${load()}`],
       [
         "  A's failed requests (flags, capture, health)",
         `${during.flags.errors}, ${during.capture.errors}, ${during.health.failed}`,
@@ -433,7 +452,7 @@ if (PART !== '2') {
 if (PART !== '1') {
   const rows = await attacks()
   printTable(
-    `Attacks from another address while A's /flags and capture run at ${RATE} req/s each (${ATTACK_S} s each)`,
+    `Attacks from another address while A's /flags and capture run at ${RATE} req/s each (${ATTACK_S} s each, after a baseline as long)`,
     rows,
   )
 }
