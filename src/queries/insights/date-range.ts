@@ -237,21 +237,32 @@ export function rangeBoundsHogQL(range: ResolvedRange): { from: string; to: stri
   }
 }
 
-/** The bucket key the engine gives a timestamp: the same text as `bucketKey` of the bucket's start. */
-export function bucketKeyHogQL(interval: Interval, weekStartDay: 0 | 1, field = 'timestamp'): string {
+/** The start of the bucket a timestamp falls in, as the engine computes it (a Date, or a DateTime by hour/minute). */
+export function bucketStartHogQL(interval: Interval, weekStartDay: 0 | 1, field = 'timestamp'): string {
   switch (interval) {
     case 'minute':
-      return `toString(toStartOfMinute(${field}))`
+      return `toStartOfMinute(${field})`
     case 'hour':
-      return `toString(toStartOfHour(${field}))`
+      return `toStartOfHour(${field})`
     case 'day':
-      return `toString(toDate(${field}))`
+      return `toDate(${field})`
     case 'week':
-      return `toString(toStartOfWeek(${field}, ${weekStartDay === 1 ? 3 : 0}))`
+      return `toStartOfWeek(${field}, ${weekStartDay === 1 ? 3 : 0})`
     case 'month':
-      return `toString(toStartOfMonth(${field}))`
+      return `toStartOfMonth(${field})`
   }
 }
+
+/** The bucket key the engine gives a timestamp: the same text as `bucketKey` of the bucket's start. */
+export const bucketKeyHogQL = (interval: Interval, weekStartDay: 0 | 1, field = 'timestamp') =>
+  `toString(${bucketStartHogQL(interval, weekStartDay, field)})`
+
+/** One interval as a HogQL interval (`toIntervalDay(1)`), to step bucket starts. */
+export const intervalHogQL = (interval: Interval, n = 1) =>
+  `toInterval${interval[0].toUpperCase()}${interval.slice(1)}(${n})`
+
+/** A local date as a HogQL DateTime64 constant (read in the project's timezone by the compiler). */
+export const localInstantHogQL = (local: Date) => `toDateTime64('${localDateTimeMicro(local)}', 6)`
 
 /** `days` entries: `YYYY-MM-DD`, or `YYYY-MM-DD hh:mm:ss` for hours and minutes. */
 export function bucketKey(bucket: Date, interval: Interval): string {

@@ -1,6 +1,7 @@
 /** The insight node kinds, by kind: the query service runs them like its own (cache, refresh modes, async, log). */
 import type { InsightDeps } from '../insights/context.js'
 import type { NodeRunner } from '../runner.js'
+import { createLifecycleRunner } from './lifecycle.js'
 import { createStickinessRunner } from './stickiness.js'
 import { createTrendsRunner } from './trends.js'
 
@@ -8,5 +9,6 @@ export function createInsightRunners(deps: InsightDeps): Record<string, NodeRunn
   return {
     TrendsQuery: createTrendsRunner(deps),
     StickinessQuery: createStickinessRunner(deps),
+    LifecycleQuery: createLifecycleRunner(deps),
   }
 }
