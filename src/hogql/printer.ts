@@ -99,9 +99,7 @@ export class ClickHousePrinter extends ExprPrinter {
     // PREWHERE would run before the team filter of the table's subquery: it is an optimisation with the meaning
     // of a WHERE condition, so it becomes one (the engine still reads the team's rows by the primary key).
     const condition: ast.Expr | undefined =
-      node.prewhere && node.where
-        ? { kind: 'And', exprs: [node.prewhere, node.where] }
-        : (node.prewhere ?? node.where)
+      node.prewhere && node.where ? { kind: 'And', exprs: [node.prewhere, node.where] } : (node.prewhere ?? node.where)
     const where = condition && this.expr(condition, scope)
     const groupBy = node.groupBy?.map((x) => this.expr(x, scope).sql).join(', ')
     const having = node.having && this.expr(node.having, scope).sql

@@ -5,9 +5,10 @@ import { flagHash, hash01, holdoutHash, isWithinRollout, pickVariant } from '../
 import { evaluateFlag, normalizeDistinctId } from '../../src/flags/matcher.js'
 import type { EvaluationContext, FlagDefinition } from '../../src/flags/types.js'
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8'),
-) as Record<string, any>
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8')) as Record<
+  string,
+  any
+>
 
 function binary64Hex(x: number): string {
   const view = new DataView(new ArrayBuffer(8))

@@ -5,9 +5,10 @@ import { derivePersonProperties, evaluateFlag, evaluateFlagSet, evaluateFlags } 
 import type { Cohort, EvaluationContext, FlagDefinition } from '../../src/flags/types.js'
 import { flagValueOf } from '../../src/flags/types.js'
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8'),
-) as Record<string, any>
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8')) as Record<
+  string,
+  any
+>
 
 function ctx(overrides: Partial<EvaluationContext> = {}): EvaluationContext {
   return {

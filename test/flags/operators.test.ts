@@ -4,9 +4,10 @@ import { parseFilterDate, parseRelativeDate } from '../../src/flags/dates.js'
 import { matchProperty, stringifyValue } from '../../src/flags/operators.js'
 import type { PropertyFilter } from '../../src/flags/types.js'
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8'),
-) as Record<string, any>
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8')) as Record<
+  string,
+  any
+>
 
 const caseKey = (c: any) => JSON.stringify([c.property, c.properties])
 

@@ -10,9 +10,10 @@ import {
 } from '../../src/flags/response.js'
 import type { FlagEvaluation, FlagSetEvaluation } from '../../src/flags/types.js'
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8'),
-) as Record<string, any>
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8')) as Record<
+  string,
+  any
+>
 
 const meta = { requestId: '00000000-0000-4000-8000-000000000000', evaluatedAt: 1_710_000_000_000 }
 

@@ -11,9 +11,10 @@ import {
 } from '../../src/flags/runtime.js'
 import type { FlagDefinition } from '../../src/flags/types.js'
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8'),
-) as Record<string, any>
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/flag_vectors.json', import.meta.url), 'utf8')) as Record<
+  string,
+  any
+>
 
 describe('detectRuntime', () => {
   const cases = (vectors.runtime_detection_cases as any[]).map((c) => [

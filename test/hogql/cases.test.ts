@@ -107,7 +107,11 @@ describe('translation cases', () => {
       `SELECT e.event AS event FROM (SELECT DISTINCT events.event AS event FROM ${events} GROUP BY events.event, toTimeZone(events.timestamp, 'UTC')) AS e LIMIT 100`,
     ],
     [76, 'SELECT events.event FROM events SAMPLE 1', `SELECT events.event AS event FROM ${events} LIMIT 100`],
-    [77, 'SELECT events.event FROM events SAMPLE 0.1 OFFSET 1/10', 'FROM (SELECT * FROM events SAMPLE 0.1 OFFSET 1/10 WHERE equals(events.team_id, <team>)) AS events'],
+    [
+      77,
+      'SELECT events.event FROM events SAMPLE 0.1 OFFSET 1/10',
+      'FROM (SELECT * FROM events SAMPLE 0.1 OFFSET 1/10 WHERE equals(events.team_id, <team>)) AS events',
+    ],
     [
       84,
       'SELECT distinct_id, min(timestamp) over win1 as timestamp FROM events WINDOW win1 as (PARTITION by distinct_id ORDER BY timestamp DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)',
