@@ -16,9 +16,9 @@ await burrow.close()
 fs.rmSync(dataDir, { recursive: true, force: true })
 
 const auth = (scope: string | null | undefined) => {
-  if (scope === SESSION_ONLY) return 'logged-in session only; personal keys get 403 (make keys with `burrow keys`)'
-  if (scope === OWN_KEY_ONLY) return 'personal key, on itself only (`@current`), any scopes'
-  return scope ? `personal key, \`${scope}\`` : 'public (project key in the body, or none)'
+  if (scope === SESSION_ONLY) return 'logged-in session only; personal keys get 403'
+  if (scope === OWN_KEY_ONLY) return 'session (any of its keys), or a personal key on itself only (`@current`)'
+  return scope ? `session, or personal key with \`${scope}\`` : 'public (project key in the body, or none)'
 }
 const lines = [
   '# API coverage',

@@ -35,7 +35,7 @@ export function accountRoutes(deps: {
   /** The logged-in user of a public route's request, if its session is complete (CSRF-checked for writes). */
   async function sessionUser(req: FastifyRequest): Promise<AccountUserRow | undefined> {
     const session = await sessions.read(req)
-    if (!session || session.state !== 'active') return undefined
+    if (session?.state !== 'active') return undefined
     sessions.checkCsrf(req)
     return deps.accounts.getUser(session.user_id)
   }
@@ -151,11 +151,11 @@ export function accountRoutes(deps: {
     // `@me` has its own route (the common case, and what the API coverage lists); other users by uuid.
     const lookupOf = (req: FastifyRequest) => (req.params as { uuid?: string }).uuid ?? '@me'
     for (const url of ['/api/users/@me/', '/api/users/:uuid/']) {
-      const params = url.includes(':uuid') ? UserParams : undefined
-      app.get(url, { schema: { tags, params }, config: { scope: 'user:read' } }, async (req) =>
+      const params = url.includes(':uuid') ? { params: UserParams } : {}
+      app.get(url, { schema: { tags, ...params }, config: { scope: 'user:read' } }, async (req) =>
         profile.record(await profile.target(req.auth.user as AccountUserRow, lookupOf(req))),
       )
-      app.patch(url, { schema: { tags, params, body: AnyBody }, config: { scope: 'user:write' } }, async (req) => {
+      app.patch(url, { schema: { tags, ...params, body: AnyBody }, config: { scope: 'user:write' } }, async (req) => {
         const caller = req.auth.user as AccountUserRow
         const target = await profile.target(caller, lookupOf(req))
         return profile.update({ user: caller, sessionId: req.auth.sessionId }, target, fieldsOf(req.body))

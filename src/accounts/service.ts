@@ -293,7 +293,7 @@ export function createAccountService(deps: AccountDeps) {
      * backup code (consumed, and its use mailed); attempts are throttled per user and per IP.
      */
     async loginSecondFactor(pending: SessionRow | undefined, body: unknown, ip: string): Promise<AccountUserRow> {
-      if (!pending || pending.state !== 'pending_2fa' || now().getTime() - pending.created_at > PENDING_2FA_MS) {
+      if (pending?.state !== 'pending_2fa' || now().getTime() - pending.created_at > PENDING_2FA_MS) {
         throw LOGIN_EXPIRED()
       }
       const token = stringField(fieldsOf(body), 'token') as string
