@@ -2,6 +2,7 @@
 import type { InsightDeps } from '../insights/context.js'
 import type { NodeRunner } from '../runner.js'
 import { createLifecycleRunner } from './lifecycle.js'
+import { createRetentionRunner } from './retention.js'
 import { createStickinessRunner } from './stickiness.js'
 import { createTrendsRunner } from './trends.js'
 
@@ -10,5 +11,6 @@ export function createInsightRunners(deps: InsightDeps): Record<string, NodeRunn
     TrendsQuery: createTrendsRunner(deps),
     StickinessQuery: createStickinessRunner(deps),
     LifecycleQuery: createLifecycleRunner(deps),
+    RetentionQuery: createRetentionRunner(deps),
   }
 }
