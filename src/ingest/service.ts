@@ -35,8 +35,9 @@ const chTime = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '')
 
 /**
  * Capture: validate a whole request first (one bad event rejects the request and stores nothing, so a client may
- * retry it whole), then persons and groups, then one shared insert. Definitions discovery and usage counting run
- * off the hot path, in a background loop that `close()` drains.
+ * retry it whole), then persons and groups, then one shared insert. An event nested too deep to parse safely is the
+ * exception: the decoder cut it out already, so it is skipped alone and the request answers which. Definitions
+ * discovery and usage counting run off the hot path, in a background loop that `close()` drains.
  */
 export function createIngestService(deps: {
   projects: Pick<ProjectStore, 'getByToken'>

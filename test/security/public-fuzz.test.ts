@@ -382,7 +382,7 @@ describe('public endpoints under fuzzing', () => {
     async () => {
       const fuzz = generator(seededRandom(SEED))
       const statuses = new Map<number, number>()
-      const rssStart = process.memoryUsage().rss
+      const memoryStart = process.memoryUsage()
       const ends = performance.now() + SECONDS * 1000
       let sent = 0
       let slowest = 0
@@ -407,10 +407,11 @@ describe('public endpoints under fuzzing', () => {
         }
       }
       const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`)
-      const rssGrowth = Math.round((process.memoryUsage().rss - rssStart) / 1024 / 1024)
+      const memory = process.memoryUsage()
+      const growth = (key: 'rss' | 'heapUsed') => Math.round((memory[key] - memoryStart[key]) / 1024 / 1024)
       console.info(
         `fuzz seed ${SEED}: ${sent} requests in ${SECONDS} s; ${summary.join(', ')}; ` +
-          `slowest ${Math.round(slowest)} ms; RSS growth ${rssGrowth} MB`,
+          `slowest ${Math.round(slowest)} ms; growth: RSS ${growth('rss')} MB, JS heap ${growth('heapUsed')} MB`,
       )
       // Both kinds of answers are exercised: accepted and refused.
       expect(statuses.get(200) ?? 0).toBeGreaterThan(0)
