@@ -20,6 +20,7 @@ import { cohortRoutes } from './cohorts/routes.js'
 import { createCohortService, toCohortDefinition } from './cohorts/service.js'
 import { createCohortStore } from './cohorts/store.js'
 import type { Config } from './config.js'
+import { createDashboardStore } from './dashboards/store.js'
 import { definitionRoutes } from './definitions/routes.js'
 import { createDefinitionService } from './definitions/service.js'
 import { createDefinitionStore } from './definitions/store.js'
@@ -45,6 +46,10 @@ import { createPersonProcessor } from './ingest/persons.js'
 import { ingestRoutes } from './ingest/routes.js'
 import { createIngestService } from './ingest/service.js'
 import { createUsageStore } from './ingest/usage-store.js'
+import { createInsightResults } from './insights/results.js'
+import { insightRoutes } from './insights/routes.js'
+import { createInsightService } from './insights/service.js'
+import { createInsightStore } from './insights/store.js'
 import { memberRoutes } from './organizations/member-routes.js'
 import { createMemberService } from './organizations/members.js'
 import { organizationRoutes } from './organizations/routes.js'
@@ -109,6 +114,8 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     flags: createFlagStore(meta.db),
     cohorts: createCohortStore(meta.db),
     actions: createActionStore(meta.db),
+    insights: createInsightStore(meta.db),
+    dashboards: createDashboardStore(meta.db),
   }
   const flagCache = createDefinitionsCache({
     source: {
@@ -184,6 +191,17 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     limits: config.queryLimits,
     // The engine's own text (values, generated SQL) stays in the server log.
     onFailure: (err, context) => logQueryFailure(err, context),
+  })
+
+  const insightResults = createInsightResults({ queries })
+  const insights = createInsightService({
+    insights: stores.insights,
+    dashboards: stores.dashboards,
+    users: stores.users,
+    activity: stores.activity,
+    results: insightResults,
+    upgrade: queries.upgrade,
+    clock,
   })
 
   const app = Fastify({
@@ -351,6 +369,9 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(cohortRoutes({ cohorts: services.cohorts, siteUrl: config.siteUrl }))
   await app.register(queryRoutes({ queries }))
   await app.register(actionRoutes({ actions: services.actions, siteUrl: config.siteUrl }))
+  await app.register(
+    insightRoutes({ insights, activity: stores.activity, users: stores.users, siteUrl: config.siteUrl }),
+  )
   await app.register(localEvaluationRoutes({ cache: flagCache, projects: stores.projects }))
   await app.register(remoteConfigRoutes({ cache: flagCache }))
   const flagsEvaluator = createFlagsEvaluator({

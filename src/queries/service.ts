@@ -90,6 +90,39 @@ function modeOf(request: QueryRequest): ExecutionMode {
   return mode
 }
 
+/** Insight nodes, whose dates live in `dateRange` and whose filters in `properties` (a list or a group). */
+const INSIGHT_KINDS = new Set([
+  'TrendsQuery',
+  'StickinessQuery',
+  'FunnelsQuery',
+  'RetentionQuery',
+  'PathsQuery',
+  'LifecycleQuery',
+])
+
+/**
+ * A dashboard's filters on an insight node, as PostHog applies them: a date bound replaces both bounds of the
+ * node's range, and property filters are ANDed with the node's own.
+ */
+function overrideInsightFilters(node: QueryNode, filters: Record<string, unknown>, properties: unknown[]): QueryNode {
+  const next = { ...node }
+  if (filters.date_from || filters.date_to) {
+    const range = isObject(next.dateRange) ? { ...next.dateRange } : {}
+    range.date_from = filters.date_from ?? null
+    range.date_to = filters.date_to ?? null
+    if (filters.explicitDate !== undefined) range.explicitDate = filters.explicitDate
+    next.dateRange = range
+  }
+  if (properties.length > 0) {
+    const existing = next.properties
+    if (Array.isArray(existing)) next.properties = [...existing, ...properties]
+    else if (isObject(existing))
+      next.properties = { type: 'AND', values: [existing, { type: 'AND', values: properties }] }
+    else next.properties = properties
+  }
+  return next
+}
+
 /** `filters_override` / `variables_override` folded into the node they apply to. */
 function applyOverrides(node: QueryNode, request: QueryRequest): QueryNode {
   let next = node
@@ -103,6 +136,8 @@ function applyOverrides(node: QueryNode, request: QueryRequest): QueryNode {
       if ('date_to' in filters) range.date_to = filters.date_to
       const existing = Array.isArray(current.properties) ? current.properties : []
       next = { ...next, filters: { ...current, dateRange: range, properties: [...existing, ...properties] } }
+    } else if (typeof next.kind === 'string' && INSIGHT_KINDS.has(next.kind)) {
+      next = overrideInsightFilters(next, filters, properties)
     } else if (next.kind === 'EventsQuery') {
       next = { ...next }
       if (filters.date_from !== undefined) next.after = filters.date_from
@@ -267,6 +302,18 @@ export function createQueryService(deps: QueryServiceDeps) {
       } finally {
         if (inFlight.get(key)?.controller === controller) inFlight.delete(key)
       }
+    },
+
+    /**
+     * PostHog's `force_cache` for saved insights and dashboards: the cached result of the request's query, stale
+     * or not, without calculating; null when nothing is cached.
+     */
+    cached(team: QueryTeam, request: Pick<QueryRequest, 'query' | 'filters_override' | 'variables_override'>) {
+      const node = applyOverrides(resolveNode(request.query), request)
+      const cacheKey = cacheKeyOf(team.id, team.timezone, node)
+      const entry = cache.get(cacheKey)
+      if (!entry) return null
+      return { ...entry.response, ...cacheFields(cacheKey, entry.lastRefresh, team.timezone, true) }
     },
 
     /** `GET /query/{id}/`: the status of an asynchronous query, with PostHog's status codes. */
