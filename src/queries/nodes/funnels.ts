@@ -1,0 +1,466 @@
+/**
+ * FunnelsQuery (hogql.md §4.3, §4.12 "Funnels"): one HogQL query returns each actor's step and exclusion events
+ * in the range (every event of the actor for strict funnels) as arrays; `funnel-match.ts` walks them the way
+ * PostHog's funnel aggregation does, and the paths are shaped into steps (counts, conversion times), a
+ * time-to-convert histogram, or conversion rates per interval.
+ */
+import { ValidationError } from '../../http/errors.js'
+import { type BreakdownDim, breakdownOf, rawBreakdownExpr } from '../insights/breakdown.js'
+import { earliestEvent, type InsightDeps, loadInsightContext, wantsAllTime } from '../insights/context.js'
+import {
+  bucketKey,
+  bucketKeyHogQL,
+  intervalOf,
+  type ResolvedRange,
+  rangeBoundsHogQL,
+  resolveDateRange,
+  resolvedDateRange,
+} from '../insights/date-range.js'
+import {
+  type Attribution,
+  average,
+  type FunnelEvent,
+  type FunnelOptions,
+  type FunnelOrder,
+  type FunnelPath,
+  matchActor,
+  median,
+  stepDuration,
+  timeToConvertBins,
+} from '../insights/funnel-match.js'
+import { actorExpr, groupIndexOf } from '../insights/math.js'
+import {
+  type ActionInfo,
+  eventsFrom,
+  type SeriesNode,
+  samplingOf,
+  seriesEventCondition,
+  seriesOf,
+  seriesPropertyCondition,
+  sharedCondition,
+} from '../insights/series.js'
+import { localDay, MONTHS } from '../insights/time.js'
+import type { HogQLExecutor, NodeRunner, RunContext } from '../runner.js'
+
+const ORDERS: FunnelOrder[] = ['ordered', 'strict', 'unordered']
+const VIZ = ['steps', 'time_to_convert', 'trends']
+const ATTRIBUTIONS: Attribution[] = ['first_touch', 'last_touch', 'all_events', 'step']
+const UNIT_SECONDS: Record<string, number> = {
+  second: 1,
+  minute: 60,
+  hour: 3600,
+  day: 86_400,
+  week: 7 * 86_400,
+  month: 31 * 86_400,
+}
+const MAX_STEPS = 30
+/** Actors per query: more are read in pages split by a hash of the actor. */
+const ACTORS_PER_PAGE = 10_000
+const OTHER = 'Other'
+const DEFAULT_BREAKDOWN_LIMIT = 25
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const and = (parts: (string | undefined)[]) =>
+  parts
+    .filter((p): p is string => !!p)
+    .map((p) => `(${p})`)
+    .join(' AND ') || 'true'
+
+interface Exclusion {
+  node: SeriesNode
+  from: number
+  to: number
+}
+
+interface Plan {
+  series: SeriesNode[]
+  options: FunnelOptions
+  viz: string
+  exclusions: Exclusion[]
+  dim?: BreakdownDim
+  breakdownLimit: number
+  actor: string
+  actorPresent?: string
+  shared?: string
+  sampling?: number
+  binCount?: number
+  fromStep: number
+  toStep: number
+}
+
+const stepCondition = (s: SeriesNode) => and([seriesEventCondition(s), seriesPropertyCondition(s)])
+
+function intIn(value: unknown, attr: string, min: number, max: number, fallback: number): number {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ValidationError(`Must be an integer from ${min} to ${max}.`, attr)
+  }
+  return value
+}
+
+function choice<T extends string>(value: unknown, choices: readonly T[], fallback: T, attr: string): T {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'string' || !(choices as readonly string[]).includes(value)) {
+    throw new ValidationError(
+      `Input should be ${choices.map((c) => `'${c}'`).join(', ')}; got ${JSON.stringify(value)}.`,
+      attr,
+      'invalid_choice',
+    )
+  }
+  return value as T
+}
+
+function planOf(node: Record<string, unknown>, actions: Map<number, ActionInfo>, testAccountFilters: unknown[]): Plan {
+  const series = seriesOf(node.series, { max: MAX_STEPS })
+  if (series.length < 2) throw new ValidationError('Funnels need at least two steps.', 'series')
+  series.forEach((s, i) => {
+    if (s.kind === 'ActionsNode' && !actions.has(s.id as number)) {
+      throw new ValidationError(`Action ${s.id} does not exist.`, `series__${i}__id`, 'does_not_exist')
+    }
+    if (s.math !== undefined && s.math !== null && s.math !== 'total') {
+      throw new ValidationError('Funnel steps count every matching event (math "total").', `series__${i}__math`)
+    }
+  })
+  if (node.funnelsFilter !== undefined && node.funnelsFilter !== null && !isObject(node.funnelsFilter)) {
+    throw new ValidationError('funnelsFilter must be an object.', 'funnelsFilter')
+  }
+  const f = isObject(node.funnelsFilter) ? node.funnelsFilter : {}
+  const n = series.length
+  const order = choice(f.funnelOrderType, ORDERS, 'ordered', 'funnelsFilter__funnelOrderType')
+  const viz = choice(f.funnelVizType, VIZ, 'steps', 'funnelsFilter__funnelVizType')
+  const windowInterval = intIn(f.funnelWindowInterval, 'funnelsFilter__funnelWindowInterval', 1, 100_000, 14)
+  const unit = choice(
+    f.funnelWindowIntervalUnit,
+    Object.keys(UNIT_SECONDS),
+    'day',
+    'funnelsFilter__funnelWindowIntervalUnit',
+  )
+  const attribution = choice(
+    f.breakdownAttributionType,
+    ATTRIBUTIONS,
+    'first_touch',
+    'funnelsFilter__breakdownAttributionType',
+  )
+  const attributionStep =
+    attribution === 'step'
+      ? intIn(f.breakdownAttributionValue, 'funnelsFilter__breakdownAttributionValue', 0, n - 1, 0)
+      : undefined
+  if (order === 'unordered' && attribution === 'step' && attributionStep !== 0) {
+    throw new ValidationError(
+      'Only the first step can be used for breakdown attribution in unordered funnels.',
+      'funnelsFilter__breakdownAttributionValue',
+    )
+  }
+  const exclusions: Exclusion[] = []
+  if (f.exclusions !== undefined && f.exclusions !== null) {
+    if (!Array.isArray(f.exclusions))
+      throw new ValidationError('exclusions must be a list.', 'funnelsFilter__exclusions')
+    f.exclusions.forEach((raw, i) => {
+      const at = `funnelsFilter__exclusions__${i}`
+      const [exclusion] = seriesOf([raw], { attr: 'funnelsFilter__exclusions' })
+      if (exclusion.kind === 'ActionsNode' && !actions.has(exclusion.id as number)) {
+        throw new ValidationError(`Action ${exclusion.id} does not exist.`, `${at}__id`, 'does_not_exist')
+      }
+      const item = raw as Record<string, unknown>
+      const from = intIn(item.funnelFromStep, `${at}__funnelFromStep`, 0, n - 2, 0)
+      const to = intIn(item.funnelToStep, `${at}__funnelToStep`, 1, n - 1, n - 1)
+      if (from >= to) {
+        throw new ValidationError(
+          'Exclusion event range is invalid. End of range should be greater than start.',
+          `${at}__funnelToStep`,
+        )
+      }
+      if (order === 'unordered' && (from !== 0 || to !== n - 1)) {
+        throw new ValidationError('Partial Exclusions not allowed in unordered funnels', at)
+      }
+      exclusions.push({ node: exclusion, from, to })
+    })
+  }
+  const optional = new Set<number>()
+  series.forEach((s, i) => {
+    if ((s as unknown as Record<string, unknown>).optionalInFunnel === true) {
+      if (i === 0)
+        throw new ValidationError('The first step of a funnel cannot be optional.', 'series__0__optionalInFunnel')
+      if (order === 'unordered') {
+        throw new ValidationError('Unordered funnels have no optional steps.', `series__${i}__optionalInFunnel`)
+      }
+      optional.add(i + 1)
+    }
+  })
+  const breakdown = breakdownOf(node.breakdownFilter)
+  if (breakdown.kind === 'cohort' || (breakdown.kind === 'values' && breakdown.multi)) {
+    throw new ValidationError('Funnels break down by one property.', 'breakdownFilter')
+  }
+  const dim = breakdown.kind === 'values' ? breakdown.dims[0] : undefined
+  const groupIndex = groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index')
+  const byHogQL =
+    typeof f.funnelAggregateByHogQL === 'string' && f.funnelAggregateByHogQL.trim() !== ''
+      ? `(${f.funnelAggregateByHogQL})`
+      : undefined
+  const actor = byHogQL ?? actorExpr(groupIndex)
+  const fromStep = intIn(f.funnelFromStep, 'funnelsFilter__funnelFromStep', 0, n - 2, 0)
+  const toStep = intIn(f.funnelToStep, 'funnelsFilter__funnelToStep', 1, n - 1, n - 1)
+  if (fromStep >= toStep) {
+    throw new ValidationError('funnelToStep must come after funnelFromStep.', 'funnelsFilter__funnelToStep')
+  }
+  if (
+    f.binCount !== undefined &&
+    f.binCount !== null &&
+    (typeof f.binCount !== 'number' || !Number.isFinite(f.binCount))
+  ) {
+    throw new ValidationError('binCount must be a number.', 'funnelsFilter__binCount')
+  }
+  const binCount = typeof f.binCount === 'number' ? Math.round(f.binCount) : undefined
+  return {
+    series,
+    options: {
+      steps: n,
+      order,
+      window: windowInterval * UNIT_SECONDS[unit],
+      optional,
+      attribution,
+      attributionStep,
+    },
+    viz,
+    exclusions,
+    dim,
+    breakdownLimit: breakdown.kind === 'values' ? breakdown.limit : DEFAULT_BREAKDOWN_LIMIT,
+    actor,
+    actorPresent: groupIndex !== undefined && !byHogQL ? `${actor} != ''` : undefined,
+    shared: sharedCondition(node, testAccountFilters),
+    sampling: samplingOf(node.samplingFactor),
+    binCount,
+    fromStep,
+    toStep,
+  }
+}
+
+/** Reads every actor's funnel events, in pages of about ACTORS_PER_PAGE actors. */
+async function readActors(
+  plan: Plan,
+  range: ResolvedRange,
+  ctx: RunContext,
+  run: HogQLExecutor,
+): Promise<FunnelEvent[][]> {
+  const n = plan.series.length
+  const stepConds = plan.series.map(stepCondition)
+  const exclusionConds: string[] = []
+  for (let k = 1; k < n; k++) {
+    // exclusions that apply to actors who completed k steps (between step k − 1 and step k)
+    const applying = plan.exclusions.filter((e) => e.from < k && k <= e.to).map((e) => stepCondition(e.node))
+    if (applying.length > 0) exclusionConds.push(`if(${applying.map((c) => `(${c})`).join(' OR ')}, ${-(k + 1)}, 0)`)
+  }
+  const stepsExpr = `arrayFilter(x -> x != 0, [${[...stepConds.map((c, i) => `if(${c}, ${i + 1}, 0)`), ...exclusionConds].join(', ')}])`
+  const bounds = rangeBoundsHogQL(range)
+  const relevant = [...stepConds, ...plan.exclusions.map((e) => stepCondition(e.node))]
+    .map((c) => `(${c})`)
+    .join(' OR ')
+  const where = and([
+    plan.shared,
+    `timestamp >= ${bounds.from}`,
+    `timestamp <= ${bounds.to}`,
+    plan.actorPresent,
+    plan.options.order === 'strict' ? undefined : relevant,
+  ])
+  const from = eventsFrom(plan.sampling)
+  const counted = await run(`SELECT count(DISTINCT ${plan.actor}) FROM ${from} WHERE ${where}`, ctx)
+  const actors = Number(counted.rows[0]?.[0] ?? 0)
+  if (actors === 0) return []
+  const pages = Math.max(1, Math.ceil(actors / ACTORS_PER_PAGE))
+  const raw = plan.dim ? rawBreakdownExpr(plan.dim) : 'NULL'
+  const bucket = bucketKeyHogQL(range.interval, range.weekStartDay)
+  const out: FunnelEvent[][] = []
+  for (let page = 0; page < pages; page++) {
+    const pageWhere = pages === 1 ? where : and([where, `cityHash64(toString(${plan.actor})) % ${pages} = ${page}`])
+    const executed = await run(
+      `SELECT ${plan.actor} AS actor, groupArray(toFloat(timestamp)) AS ts, groupArray(toString(uuid)) AS ids, ` +
+        `groupArray(${stepsExpr}) AS steps, groupArray(ifNull(toString(${raw}), '')) AS bds, ` +
+        `groupArray(isNotNull(${raw})) AS has_bd, groupArray(${bucket}) AS buckets ` +
+        `FROM ${from} WHERE ${pageWhere} GROUP BY actor LIMIT 50000`,
+      ctx,
+    )
+    ctx.stats.resultRows += executed.rows.length
+    for (const row of executed.rows) {
+      const ts = row[1] as number[]
+      const ids = row[2] as string[]
+      const steps = row[3] as number[][]
+      const bds = row[4] as string[]
+      const has = row[5] as unknown[]
+      const buckets = row[6] as string[]
+      out.push(
+        ts.map((t, i) => ({
+          ts: Number(t),
+          uuid: ids[i],
+          steps: steps[i].map(Number),
+          breakdown: bds[i],
+          hasBreakdown: has[i] === true || has[i] === 1 || has[i] === '1',
+          bucket: buckets[i],
+        })),
+      )
+    }
+  }
+  return out
+}
+
+const scaled = (plan: Plan, n: number) => (plan.sampling === undefined ? n : Math.round(n / plan.sampling))
+
+interface StepTotals {
+  counts: number[]
+  /** actors whose furthest step is k (index k − 1), for ranking breakdown values */
+  exact: number[]
+  durations: number[][]
+}
+
+function stepResults(plan: Plan, paths: FunnelPath[], actions: Map<number, ActionInfo>): unknown[] {
+  const n = plan.series.length
+  const totals = new Map<string, StepTotals>()
+  const totalsOf = (key: string) => {
+    let t = totals.get(key)
+    if (!t) {
+      t = { counts: new Array(n).fill(0), exact: new Array(n).fill(0), durations: plan.series.map(() => []) }
+      totals.set(key, t)
+    }
+    return t
+  }
+  for (const path of paths) {
+    const t = totalsOf(path.breakdown)
+    t.exact[path.reached - 1]++
+    for (let i = 0; i < n; i++) {
+      if ((path.stepsMask & (1 << i)) === 0) continue
+      t.counts[i]++
+      const d = stepDuration(path, i)
+      if (d !== undefined && d > 0) t.durations[i].push(d)
+    }
+  }
+  if (totals.size === 0) return []
+  const shape = (t: StepTotals, breakdown?: string) =>
+    plan.series.map((s, i) => {
+      const isUnordered = plan.options.order === 'unordered'
+      const name = s.kind === 'ActionsNode' ? (actions.get(s.id as number)?.name ?? null) : (s.event ?? null)
+      return {
+        action_id: isUnordered ? null : s.kind === 'ActionsNode' ? s.id : (s.event ?? null),
+        name: isUnordered ? `Completed ${i + 1} step${i === 0 ? '' : 's'}` : name,
+        custom_name: isUnordered ? null : (s.custom_name ?? null),
+        order: i,
+        people: [],
+        count: scaled(plan, t.counts[i]),
+        type: s.kind === 'ActionsNode' ? 'actions' : 'events',
+        average_conversion_time: i === 0 ? null : average(t.durations[i]),
+        median_conversion_time: i === 0 ? null : median(t.durations[i]),
+        ...(breakdown === undefined ? {} : { breakdown, breakdown_value: breakdown }),
+      }
+    })
+  if (!plan.dim) return shape(totals.get('') as StepTotals)
+  // ranked by the actors who got furthest (last step first), then by value; past the limit into "Other"
+  const ranked = [...totals.entries()].sort(([ka, a], [kb, b]) => {
+    for (let i = n - 1; i >= 0; i--) if (a.exact[i] !== b.exact[i]) return b.exact[i] - a.exact[i]
+    return ka < kb ? -1 : ka > kb ? 1 : 0
+  })
+  const kept = ranked.slice(0, plan.breakdownLimit)
+  const rest = ranked.slice(plan.breakdownLimit)
+  if (rest.length > 0) {
+    const other = kept.find(([k]) => k === OTHER)?.[1] ?? {
+      counts: new Array(n).fill(0),
+      exact: new Array(n).fill(0),
+      durations: plan.series.map(() => [] as number[]),
+    }
+    for (const [, t] of rest) {
+      t.counts.forEach((c, i) => {
+        other.counts[i] += c
+        other.durations[i].push(...t.durations[i])
+      })
+    }
+    if (!kept.some(([k]) => k === OTHER)) kept.push([OTHER, other])
+  }
+  return kept.map(([key, t]) => shape(t, key))
+}
+
+function timeToConvert(plan: Plan, paths: FunnelPath[]): Record<string, unknown> {
+  const timings: number[] = []
+  for (const path of paths) {
+    const to = path.times[plan.toStep]
+    const from = path.times[plan.fromStep]
+    if (path.reached >= plan.toStep + 1 && to !== undefined && from !== undefined) timings.push(to - from)
+  }
+  return { average_conversion_time: average(timings), bins: timeToConvertBins(timings, plan.binCount) }
+}
+
+function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange): unknown[] {
+  const toCount = plan.toStep + 1
+  const options = { ...plan.options, steps: toCount }
+  const keys = range.buckets.map((b) => bucketKey(b, range.interval))
+  const index = new Map(keys.map((k, i) => [k, i]))
+  const rows = new Map<string, { entered: number[]; converted: number[] }>()
+  for (const events of actors) {
+    // the funnel up to funnelToStep; each interval in which the actor did step 1 is an entrance
+    const truncated = events.map((e) => ({ ...e, steps: e.steps.filter((s) => Math.abs(s) <= toCount) }))
+    const starts = new Set(truncated.filter((e) => e.steps.includes(1)).map((e) => e.bucket as string))
+    for (const period of starts) {
+      const at = index.get(period)
+      if (at === undefined) continue
+      const paths = matchActor(truncated, options, plan.dim !== undefined, (e) => e.bucket === period)
+      for (const path of paths) {
+        let row = rows.get(path.breakdown)
+        if (!row) {
+          row = { entered: new Array(keys.length).fill(0), converted: new Array(keys.length).fill(0) }
+          rows.set(path.breakdown, row)
+        }
+        if (path.reached >= plan.fromStep + 1) row.entered[at]++
+        if (path.reached >= toCount) row.converted[at]++
+      }
+    }
+  }
+  const hourly = range.interval === 'hour' || range.interval === 'minute'
+  const pad = (x: number) => String(x).padStart(2, '0')
+  const labels = range.buckets.map(
+    (b) =>
+      `${b.getUTCDate()}-${MONTHS[b.getUTCMonth()]}-${b.getUTCFullYear()}` +
+      (hourly ? ` ${pad(b.getUTCHours())}:${pad(b.getUTCMinutes())}` : ''),
+  )
+  const days = range.buckets.map((b) => (hourly ? bucketKey(b, range.interval) : localDay(b)))
+  const shape = (row: { entered: number[]; converted: number[] } | undefined) => ({
+    count: keys.length,
+    data: keys.map((_, i) =>
+      row && row.entered[i] > 0 ? Math.round((row.converted[i] / row.entered[i]) * 10_000) / 100 : 0,
+    ),
+    days,
+    labels,
+  })
+  if (!plan.dim) return [shape(rows.get(''))]
+  const sum = (xs: number[]) => xs.reduce((s, v) => s + v, 0)
+  return [...rows.entries()]
+    .sort(([ka, a], [kb, b]) => sum(b.entered) - sum(a.entered) || (ka < kb ? 1 : ka > kb ? -1 : 0))
+    .slice(0, plan.breakdownLimit)
+    .map(([key, row]) => ({ ...shape(row), breakdown_value: key }))
+}
+
+export function createFunnelsRunner(deps: InsightDeps): NodeRunner {
+  return async (node, ctx, run) => {
+    const started = performance.now()
+    const insight = await loadInsightContext(ctx, deps)
+    const plan = planOf(node, insight.actions, insight.testAccountFilters)
+    const earliest = wantsAllTime(node) ? await earliestEvent(ctx, run) : undefined
+    const range = resolveDateRange(
+      isObject(node.dateRange) ? node.dateRange : undefined,
+      intervalOf(node.interval),
+      insight.team,
+      insight.now,
+      earliest,
+    )
+    const actors = await readActors(plan, range, ctx, run)
+    let results: unknown
+    if (plan.viz === 'trends') results = trendResults(plan, actors, range)
+    else {
+      const paths = actors.flatMap((events) => matchActor(events, plan.options, plan.dim !== undefined))
+      results = plan.viz === 'time_to_convert' ? timeToConvert(plan, paths) : stepResults(plan, paths, insight.actions)
+    }
+    return {
+      results,
+      timings: [{ k: '.', t: (performance.now() - started) / 1000 }],
+      modifiers: isObject(node.modifiers) ? node.modifiers : {},
+      resolved_date_range: resolvedDateRange(range),
+      hogql: ctx.stats.hogql ?? null,
+      error: null,
+    }
+  }
+}

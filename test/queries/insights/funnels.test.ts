@@ -1,0 +1,245 @@
+/**
+ * FunnelsQuery through the query API over events captured with fixed timestamps; every expected number is worked
+ * out by hand from the fixture below (mirrors of PostHog's test_funnel.py, test_funnel_strict.py,
+ * test_funnel_unordered.py, test_funnel_time_to_convert.py and test_funnel_trends.py behaviours).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestApp, type TestApp } from '../../helpers/app.js'
+import { postQuery } from '../fixtures.js'
+
+let t: TestApp
+const now = new Date('2024-01-20T12:00:00Z')
+
+const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
+  event,
+  timestamp,
+  properties: { distinct_id: distinctId, ...properties },
+})
+
+// Funnel signup → view → buy, range Jan 1 … Jan 14 (UTC):
+// u1 converts: signup 10:00 (Chrome), view 10:10 (+600 s, ingested last: a late event), buy 11:10 (+3600 s, Safari)
+// u2 out of order: view 09:00 before signup 10:00, then buy 12:00
+// u3 concurrent: signup and view at the same instant 10:00:00, buy 10:30 (+1800 s); signup on Firefox
+// u4 slow: signup Jan 5 10:00, view 11:00 (+3600 s), buy Jan 7 10:00 (+169200 s, two days after signup)
+// u5 with another event between the steps: signup 10:00, noise 10:05, view 10:10 (+600 s), buy 10:20 (+600 s)
+// u6 cancels: signup 10:00, cancel 10:05, view 10:10 (+600 s), buy 10:20 (+600 s)
+const EVENTS = [
+  ev('signup', 'u1', '2024-01-02T10:00:00Z', { $browser: 'Chrome' }),
+  ev('buy', 'u1', '2024-01-02T11:10:00Z', { $browser: 'Safari' }),
+  ev('view', 'u2', '2024-01-03T09:00:00Z'),
+  ev('signup', 'u2', '2024-01-03T10:00:00Z'),
+  ev('buy', 'u2', '2024-01-03T12:00:00Z'),
+  ev('signup', 'u3', '2024-01-04T10:00:00Z', { $browser: 'Firefox' }),
+  ev('view', 'u3', '2024-01-04T10:00:00Z'),
+  ev('buy', 'u3', '2024-01-04T10:30:00Z'),
+  ev('signup', 'u4', '2024-01-05T10:00:00Z'),
+  ev('view', 'u4', '2024-01-05T11:00:00Z'),
+  ev('buy', 'u4', '2024-01-07T10:00:00Z'),
+  ev('signup', 'u5', '2024-01-06T10:00:00Z'),
+  ev('noise', 'u5', '2024-01-06T10:05:00Z'),
+  ev('view', 'u5', '2024-01-06T10:10:00Z'),
+  ev('buy', 'u5', '2024-01-06T10:20:00Z'),
+  ev('signup', 'u6', '2024-01-08T10:00:00Z'),
+  ev('cancel', 'u6', '2024-01-08T10:05:00Z'),
+  ev('view', 'u6', '2024-01-08T10:10:00Z'),
+  ev('buy', 'u6', '2024-01-08T10:20:00Z'),
+  ev('view', 'u1', '2024-01-02T10:10:00Z'),
+]
+
+beforeAll(async () => {
+  t = await startTestApp({ clock: () => now })
+  const res = await t.burrow.app.inject({
+    method: 'POST',
+    url: '/batch/',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ api_key: t.creds.project_api_key, batch: EVENTS }),
+  })
+  expect(res.statusCode, res.body).toBe(200)
+  await t.burrow.ingest.flushBackground()
+}, 60_000)
+afterAll(() => t.close())
+
+const STEPS = [
+  { kind: 'EventsNode', event: 'signup' },
+  { kind: 'EventsNode', event: 'view' },
+  { kind: 'EventsNode', event: 'buy' },
+]
+
+const funnel = (funnelsFilter: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+  postQuery(t, {
+    query: {
+      kind: 'FunnelsQuery',
+      series: STEPS,
+      dateRange: { date_from: '2024-01-01', date_to: '2024-01-14' },
+      funnelsFilter,
+      ...extra,
+    },
+  })
+
+const counts = (steps: { count: number }[]) => steps.map((s) => s.count)
+
+describe('FunnelsQuery steps', () => {
+  it('test_basic_funnel-like: ordered steps with counts and conversion times in PostHog rows', async () => {
+    const res = await funnel()
+    expect(res.statusCode, res.body).toBe(200)
+    const steps = res.json().results
+    // everyone signs up; u2's view came before the signup, so u2 stops at step 1; the other five convert
+    expect(counts(steps)).toEqual([6, 5, 5])
+    expect(steps[0]).toEqual({
+      action_id: 'signup',
+      name: 'signup',
+      custom_name: null,
+      order: 0,
+      people: [],
+      count: 6,
+      type: 'events',
+      average_conversion_time: null,
+      median_conversion_time: null,
+    })
+    // signup → view: u1 600, u3 0 (same instant: left out, only positive times count), u4 3600, u5 600, u6 600
+    // → average 5400 / 4 = 1350, median of [600, 600, 600, 3600] = 600
+    expect(steps[1]).toMatchObject({ order: 1, average_conversion_time: 1350, median_conversion_time: 600 })
+    // view → buy: u1 3600, u3 1800, u4 169200, u5 600, u6 600 → average 175800 / 5 = 35160, median 1800
+    expect(steps[2]).toMatchObject({ average_conversion_time: 35160, median_conversion_time: 1800 })
+  })
+
+  it('test_funnel_conversion_window-like: a one-day window drops the slow buyer', async () => {
+    const res = await funnel({ funnelWindowInterval: 1, funnelWindowIntervalUnit: 'day' })
+    // u4 bought 48 h after signing up: past the 24 h window, so u4 stops at view
+    expect(counts(res.json().results)).toEqual([6, 5, 4])
+  })
+
+  it('test_funnel_exclusions-like: an exclusion between steps removes the actor from the whole funnel', async () => {
+    const res = await funnel({
+      exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 }],
+    })
+    // u6 cancelled between signup and view: gone from every step, step 1 included
+    expect(counts(res.json().results)).toEqual([5, 4, 4])
+    const later = await funnel({
+      exclusions: [{ kind: 'EventsNode', event: 'noise', funnelFromStep: 1, funnelToStep: 2 }],
+    })
+    // u5's noise (10:05) came before the view (10:10): outside the view → buy span, so nobody is excluded
+    expect(counts(later.json().results)).toEqual([6, 5, 5])
+  })
+
+  it('test_basic_strict_funnel-like: any other event between steps breaks a strict funnel', async () => {
+    const res = await funnel({ funnelOrderType: 'strict' })
+    // u1, u3 (same-instant steps), u4 convert; u2 (view first), u5 (noise) and u6 (cancel) stop at signup
+    expect(counts(res.json().results)).toEqual([6, 3, 3])
+  })
+
+  it('test_basic_unordered_funnel-like: steps in any order, named by how many were completed', async () => {
+    const res = await funnel({ funnelOrderType: 'unordered' })
+    const steps = res.json().results
+    // all six did the three events within 14 days, u2 in another order
+    expect(counts(steps)).toEqual([6, 6, 6])
+    expect(steps.map((s: { name: string }) => s.name)).toEqual([
+      'Completed 1 step',
+      'Completed 2 steps',
+      'Completed 3 steps',
+    ])
+    expect(steps[0]).toMatchObject({ action_id: null, custom_name: null, type: 'events' })
+  })
+
+  it('test_funnel_with_optional_steps-like: an optional step may be skipped', async () => {
+    const res = await postQuery(t, {
+      query: {
+        kind: 'FunnelsQuery',
+        series: [STEPS[0], { ...STEPS[1], optionalInFunnel: true }, STEPS[2]],
+        dateRange: { date_from: '2024-01-01', date_to: '2024-01-14' },
+      },
+    })
+    // u2 goes signup → buy without a view after signing up: counted at signup and buy, not at view
+    expect(counts(res.json().results)).toEqual([6, 5, 6])
+  })
+
+  it('test_funnel_breakdown-like: first touch, last touch and step attribution', async () => {
+    const shaped = (results: { breakdown_value: string; count: number }[][]) =>
+      results.map((steps) => [steps[0].breakdown_value, counts(steps)])
+    const first = await funnel({}, { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })
+    // first touch: u1 Chrome (signup), u3 Firefox, the rest '' (u2 at step 1 only); ranked by conversions
+    // ('' 3, Chrome 1, Firefox 1; ties by value)
+    expect(shaped(first.json().results)).toEqual([
+      ['', [4, 3, 3]],
+      ['Chrome', [1, 1, 1]],
+      ['Firefox', [1, 1, 1]],
+    ])
+    expect(first.json().results[1][0]).toMatchObject({ breakdown: 'Chrome', breakdown_value: 'Chrome' })
+    const last = await funnel(
+      { breakdownAttributionType: 'last_touch' },
+      { breakdownFilter: { breakdown: '$browser' } },
+    )
+    // last touch: u1's last event with a browser is the Safari buy
+    expect(shaped(last.json().results)).toEqual([
+      ['', [4, 3, 3]],
+      ['Firefox', [1, 1, 1]],
+      ['Safari', [1, 1, 1]],
+    ])
+    const step = await funnel(
+      { breakdownAttributionType: 'step', breakdownAttributionValue: 2 },
+      { breakdownFilter: { breakdown: '$browser' } },
+    )
+    // the value of the buy event: Safari for u1, '' for everyone else (u2 stops at signup)
+    expect(shaped(step.json().results)).toEqual([
+      ['', [5, 4, 4]],
+      ['Safari', [1, 1, 1]],
+    ])
+    const limited = await funnel({}, { breakdownFilter: { breakdown: '$browser', breakdown_limit: 1 } })
+    // Chrome and Firefox fall into "Other"
+    expect(shaped(limited.json().results)).toEqual([
+      ['', [4, 3, 3]],
+      ['Other', [2, 2, 2]],
+    ])
+  })
+
+  it('returns no steps when nobody entered the funnel', async () => {
+    const res = await postQuery(t, {
+      query: {
+        kind: 'FunnelsQuery',
+        series: [
+          { kind: 'EventsNode', event: 'never' },
+          { kind: 'EventsNode', event: 'buy' },
+        ],
+        dateRange: { date_from: '2024-01-01', date_to: '2024-01-14' },
+      },
+    })
+    expect(res.json().results).toEqual([])
+  })
+})
+
+describe('FunnelsQuery time to convert and trends', () => {
+  it('test_auto_bin_count_total-like: bins the signup → buy times', async () => {
+    const res = await funnel({ funnelVizType: 'time_to_convert' })
+    // signup → buy: u1 4200, u3 1800, u4 172800, u5 1200, u6 1200 (u2 never bought after signing up)
+    // 5 values → ceil(cbrt(5)) = 2 bins; min 1200, max 172800, width ceil(171600 / 2) = 85800
+    // → bins start at 1200, 87000, 172800: four in the first, u4 in the last; average 181200 / 5 = 36240
+    expect(res.json().results).toEqual({
+      average_conversion_time: 36240,
+      bins: [
+        [1200, 4],
+        [87000, 0],
+        [172800, 1],
+      ],
+    })
+  })
+
+  it('test_only_one_user_reached_one_step-like: conversion rates by the day of entrance', async () => {
+    const res = await funnel({ funnelVizType: 'trends' }, { interval: 'day' })
+    const [row] = res.json().results
+    // entrances: u1 Jan 2 (converts), u2 Jan 3 (does not), u3 Jan 4, u4 Jan 5, u5 Jan 6, u6 Jan 8 (convert)
+    expect(row.data).toEqual([0, 100, 0, 100, 100, 100, 0, 100, 0, 0, 0, 0, 0, 0])
+    expect(row.count).toBe(14)
+    expect(row.days[0]).toBe('2024-01-01')
+    expect(row.labels[1]).toBe('2-Jan-2024')
+  })
+
+  it('refuses an unknown order type and an inverted exclusion range', async () => {
+    const order = await funnel({ funnelOrderType: 'sideways' })
+    expect(order.statusCode).toBe(400)
+    expect(order.json()).toMatchObject({ type: 'validation_error', attr: 'funnelsFilter__funnelOrderType' })
+    const exclusion = await funnel({
+      exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 1, funnelToStep: 1 }],
+    })
+    expect(exclusion.json().attr).toBe('funnelsFilter__exclusions__0__funnelToStep')
+  })
+})
