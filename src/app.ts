@@ -20,6 +20,8 @@ import { cohortRoutes } from './cohorts/routes.js'
 import { createCohortService, toCohortDefinition } from './cohorts/service.js'
 import { createCohortStore } from './cohorts/store.js'
 import type { Config } from './config.js'
+import { dashboardRoutes } from './dashboards/routes.js'
+import { createDashboardService } from './dashboards/service.js'
 import { createDashboardStore } from './dashboards/store.js'
 import { definitionRoutes } from './definitions/routes.js'
 import { createDefinitionService } from './definitions/service.js'
@@ -203,6 +205,14 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     upgrade: queries.upgrade,
     clock,
   })
+  const dashboards = createDashboardService({
+    dashboards: stores.dashboards,
+    insights: stores.insights,
+    present: insights.present,
+    users: stores.users,
+    activity: stores.activity,
+    clock,
+  })
 
   const app = Fastify({
     logger:
@@ -371,6 +381,9 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(actionRoutes({ actions: services.actions, siteUrl: config.siteUrl }))
   await app.register(
     insightRoutes({ insights, activity: stores.activity, users: stores.users, siteUrl: config.siteUrl }),
+  )
+  await app.register(
+    dashboardRoutes({ dashboards, activity: stores.activity, users: stores.users, siteUrl: config.siteUrl }),
   )
   await app.register(localEvaluationRoutes({ cache: flagCache, projects: stores.projects }))
   await app.register(remoteConfigRoutes({ cache: flagCache }))

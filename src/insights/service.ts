@@ -6,7 +6,13 @@ import type { DashboardRow, DashboardStore, InsightTileRef } from '../dashboards
 import { NotFound, ValidationError } from '../http/errors.js'
 import type { UserStore } from '../users/store.js'
 import { type Actor, type Change, changesBetween, usersById } from './activity.js'
-import { type InsightResults, parseJsonObject, type ResultContext, type ResultTeam } from './results.js'
+import {
+  type InsightResult,
+  type InsightResults,
+  parseJsonObject,
+  type ResultContext,
+  type ResultTeam,
+} from './results.js'
 import type { Insight, InsightBasic, InsightInput, InsightListQuery, UserBasic } from './schemas.js'
 import type { InsightRow, InsightStore } from './store.js'
 
@@ -85,6 +91,18 @@ export interface ReadOptions extends ResultContext {
   basic?: boolean
   /** The dashboard the insight is read on: its filters and variables apply. */
   dashboard?: Pick<DashboardRow, 'filters' | 'variables'>
+  /** A query that cannot run gives an empty result and its `error` instead of failing the read (tiles). */
+  lenient?: boolean
+}
+
+export type PresentedInsight = Insight & { error?: InsightResult['error'] }
+
+/** Filters that set nothing are no override, so a plain dashboard shares its insights' cached results. */
+function effectiveFilters(filters: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+  if (!filters) return null
+  const properties = filters.properties
+  const hasProperties = Array.isArray(properties) ? properties.length > 0 : properties != null
+  return filters.date_from || filters.date_to || hasProperties ? filters : null
 }
 
 /** A dashboard's stored filters and variables, replaced by a request's overrides when given (PostHog's rule). */
@@ -97,7 +115,7 @@ export function dashboardOverrides(
   const variables = { ...stored, ...(context.variablesOverride ?? {}) }
   return {
     refresh: context.refresh,
-    filtersOverride: filters,
+    filtersOverride: effectiveFilters(filters),
     variablesOverride: Object.keys(variables).length > 0 ? variables : null,
   }
 }
@@ -156,7 +174,7 @@ export function createInsightService(deps: {
     }
   }
 
-  async function present(team: ResultTeam, rows: InsightRow[], options: ReadOptions = {}): Promise<Insight[]> {
+  async function present(team: ResultTeam, rows: InsightRow[], options: ReadOptions = {}): Promise<PresentedInsight[]> {
     const tiles = await tilesByInsight(
       team.id,
       rows.map((r) => r.id),
@@ -166,10 +184,10 @@ export function createInsightService(deps: {
       rows.flatMap((r) => [r.created_by, r.last_modified_by]),
     )
     const context = dashboardOverrides(options.dashboard, options)
-    const out: Insight[] = []
+    const out: PresentedInsight[] = []
     for (const row of rows) {
       const basic = basicView(row, tiles.get(row.id) ?? [], users)
-      const { error: _error, ...result } = await deps.results.resultFor(team, basic.query, context)
+      const { error, ...result } = await deps.results.resultFor(team, basic.query, context, options.lenient)
       out.push({
         ...basic,
         ...result,
@@ -181,6 +199,7 @@ export function createInsightService(deps: {
         effective_restriction_level: 21,
         effective_privilege_level: 37,
         alerts: [],
+        ...(error && { error }),
       })
     }
     return out
