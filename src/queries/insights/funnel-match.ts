@@ -66,9 +66,9 @@ export function breakdownValuesOf(events: FunnelEvent[], options: FunnelOptions,
     case 'all_events':
       return [...new Set(events.map((e) => e.breakdown))]
     case 'step': {
+      // the values of the attribution step's events: an actor who never did that step's event has none
       const step = (options.attributionStep ?? 0) + 1
-      const values = [...new Set(events.filter((e) => e.steps.includes(step)).map((e) => e.breakdown))]
-      return values.length > 0 ? values : ['']
+      return [...new Set(events.filter((e) => e.steps.includes(step)).map((e) => e.breakdown))]
     }
   }
 }

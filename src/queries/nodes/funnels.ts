@@ -411,12 +411,7 @@ function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange)
     }
   }
   const hourly = range.interval === 'hour' || range.interval === 'minute'
-  const pad = (x: number) => String(x).padStart(2, '0')
-  const labels = range.buckets.map(
-    (b) =>
-      `${b.getUTCDate()}-${MONTHS[b.getUTCMonth()]}-${b.getUTCFullYear()}` +
-      (hourly ? ` ${pad(b.getUTCHours())}:${pad(b.getUTCMinutes())}` : ''),
-  )
+  const labels = range.buckets.map((b) => `${b.getUTCDate()}-${MONTHS[b.getUTCMonth()]}-${b.getUTCFullYear()}`)
   const days = range.buckets.map((b) => (hourly ? bucketKey(b, range.interval) : localDay(b)))
   const shape = (row: { entered: number[]; converted: number[] } | undefined) => ({
     count: keys.length,
@@ -427,10 +422,12 @@ function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange)
     labels,
   })
   if (!plan.dim) return [shape(rows.get(''))]
+  // the values with the most entrances, listed by value as PostHog groups them
   const sum = (xs: number[]) => xs.reduce((s, v) => s + v, 0)
   return [...rows.entries()]
     .sort(([ka, a], [kb, b]) => sum(b.entered) - sum(a.entered) || (ka < kb ? 1 : ka > kb ? -1 : 0))
     .slice(0, plan.breakdownLimit)
+    .sort(([ka], [kb]) => (ka < kb ? -1 : ka > kb ? 1 : 0))
     .map(([key, row]) => ({ ...shape(row), breakdown_value: key }))
 }
 

@@ -192,6 +192,28 @@ describe('FunnelsQuery steps', () => {
     ])
   })
 
+  it('test_funnel_with_actions-like: an action as a step, named after the action', async () => {
+    const created = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/actions/`,
+      headers: t.auth,
+      payload: { name: 'Bought', steps: [{ event: 'buy' }] },
+    })
+    expect(created.statusCode, created.body).toBe(201)
+    const id = created.json().id
+    const res = await postQuery(t, {
+      query: {
+        kind: 'FunnelsQuery',
+        series: [STEPS[0], { kind: 'ActionsNode', id, custom_name: 'Paid' }],
+        dateRange: { date_from: '2024-01-01', date_to: '2024-01-14' },
+      },
+    })
+    const steps = res.json().results
+    // signup → buy: all six bought after signing up (u2 at 12:00 after the 10:00 signup)
+    expect(counts(steps)).toEqual([6, 6])
+    expect(steps[1]).toMatchObject({ action_id: id, name: 'Bought', custom_name: 'Paid', type: 'actions' })
+  })
+
   it('returns no steps when nobody entered the funnel', async () => {
     const res = await postQuery(t, {
       query: {

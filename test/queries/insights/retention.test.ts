@@ -136,6 +136,21 @@ describe('RetentionQuery', () => {
     expect(grid(res.json().results)[1]).toEqual(zeros)
   })
 
+  it('test_retention_action_start_point-like: an action as the target entity', async () => {
+    const created = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/actions/`,
+      headers: t.auth,
+      payload: { name: 'Signed up', steps: [{ event: 'signup' }] },
+    })
+    expect(created.statusCode, created.body).toBe(201)
+    const res = await retention({ targetEntity: { id: created.json().id, type: 'actions' } })
+    // the action matches dave's w0 signup; dave views a page in w1
+    expect(grid(res.json().results)[0]).toEqual([1, 1, 0, 0, 0, 0, 0, 0])
+    const missing = await retention({ targetEntity: { id: 999_999, type: 'actions' } })
+    expect(missing.json()).toMatchObject({ attr: 'retentionFilter__targetEntity__id' })
+  })
+
   it('counts returns with minimumOccurrences and cumulatively', async () => {
     const min2 = grid((await retention({ minimumOccurrences: 2 })).json().results)
     // only anna's w3 has two pageviews: w0 {anna, bob} → k3; w1 {anna, bob, dave} → k2
