@@ -81,7 +81,7 @@ async function prepare(): Promise<Target> {
   }
   await new Promise((r) => setTimeout(r, 2000))
   // Warm the definitions and person caches (a running server has seen its flags and users).
-  await traffic(target, 3)
+  await traffic(target, 10)
   return target
 }
 
@@ -224,11 +224,19 @@ async function hostileQueries(): Promise<[string, string][]> {
   const memory = rss.stop()
   await new Promise((r) => setTimeout(r, 2000))
   const after = rssMb(pid)
+  // Early phases of a fresh server have shown stalls of seconds with nothing hostile running: a second baseline.
+  const baselineAfter = await traffic(target, DURATION_S)
+  loads.push(load())
   await server.stop()
   fs.rmSync(server.dataDir, { recursive: true, force: true })
 
   return [
     ...latencyRows('', during, baseline),
+    [
+      '/flags, capture p99 (ms) in a second baseline after the queries; ratios to it',
+      `${ms(baselineAfter.flags.p99)}, ${ms(baselineAfter.capture.p99)}; ` +
+        `${ratio(during.flags.p99, baselineAfter.flags.p99)}, ${ratio(during.capture.p99, baselineAfter.capture.p99)}`,
+    ],
     [`query clients / queries answered`, `${QUERY_CLIENTS} / ${statuses.length}`],
     ['query answers by status', statusSummary(statuses)],
     ...WORST_QUERIES.map((q, i): [string, string] => [
@@ -236,7 +244,10 @@ async function hostileQueries(): Promise<[string, string][]> {
       `${statusSummary(byQuery[i].statuses)}; max ${(byQuery[i].maxMs / 1000).toFixed(1)} s`,
     ]),
     ['waiting for the last queries after the phase (s)', drainS.toFixed(1)],
-    ['machine load average: start / end of baseline / end of queries phase', loads.join(' / ')],
+    [
+      'machine load average: start / end of baseline / end of queries phase / end of second baseline',
+      loads.join(' / '),
+    ],
     [
       'server RSS (MB): baseline phase start / queries start / peak / 2 s after the last answer',
       `${mb(baselineMemory.first)} / ${mb(memory.first)} / ${mb(memory.peak)} / ${mb(after)}`,
