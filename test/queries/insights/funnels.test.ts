@@ -3,8 +3,11 @@
  * out by hand from the fixture below (mirrors of PostHog's test_funnel.py, test_funnel_strict.py,
  * test_funnel_unordered.py, test_funnel_time_to_convert.py and test_funnel_trends.py behaviours).
  */
+
+import crypto from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../../helpers/app.js'
+import { eventRow } from '../../helpers/events.js'
 import { postQuery } from '../fixtures.js'
 
 let t: TestApp
@@ -264,4 +267,44 @@ describe('FunnelsQuery time to convert and trends', () => {
     })
     expect(exclusion.json().attr).toBe('funnelsFilter__exclusions__0__funnelToStep')
   })
+})
+
+describe('FunnelsQuery over many actors', () => {
+  it('reads actors in pages and aggregates by a HogQL expression (funnelAggregateByHogQL)', async () => {
+    // 10,050 distinct ids, each with bulk_a then bulk_b a minute later; every third one also has a bulk_b before
+    // its bulk_a (ignored: out of order) — more actors than one page holds, so they are read in two pages
+    const rows: string[] = []
+    for (let i = 0; i < 10_050; i++) {
+      const row = (event: string, timestamp: string) =>
+        JSON.stringify(
+          eventRow({
+            uuid: crypto.randomUUID(),
+            team_id: t.creds.project_id,
+            event,
+            distinct_id: `bulk-${i}`,
+            timestamp,
+            created_at: timestamp,
+          }),
+        )
+      rows.push(row('bulk_a', '2023-06-10 10:00:00.000000'))
+      if (i % 3 === 0) rows.push(row('bulk_b', '2023-06-10 09:00:00.000000'))
+      else rows.push(row('bulk_b', '2023-06-10 10:01:00.000000'))
+    }
+    await t.burrow.events.insertJsonEachRow('events', rows.join('\n'))
+    const res = await postQuery(t, {
+      query: {
+        kind: 'FunnelsQuery',
+        series: [
+          { kind: 'EventsNode', event: 'bulk_a' },
+          { kind: 'EventsNode', event: 'bulk_b' },
+        ],
+        dateRange: { date_from: '2023-06-01', date_to: '2023-06-30' },
+        funnelsFilter: { funnelAggregateByHogQL: 'distinct_id' },
+      },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    // i % 3 = 0 for 3,350 of the 10,050 ids (0, 3, …, 10,047): they never do bulk_b after bulk_a
+    expect(counts(res.json().results)).toEqual([10_050, 6_700])
+    expect(res.json().results[1].average_conversion_time).toBe(60)
+  }, 120_000)
 })

@@ -118,6 +118,24 @@ describe('LifecycleQuery', () => {
     expect(toggle.json()).toMatchObject({ attr: 'lifecycleFilter__toggledLifecycles' })
   })
 
+  it('test_lifecycle_hogql_query_hour-like: hourly lifecycles with hour labels', async () => {
+    const res = await lifecycle({
+      interval: 'hour',
+      dateRange: { date_from: '2024-01-03T09:00:00', date_to: '2024-01-03T11:00:00' },
+    })
+    const { results } = res.json()
+    // hours 09, 10, 11 on Jan 3, read from 08:00: anna's first pageview at 10:00 (new, dormant at 11:00);
+    // carl's 11:00 pageview follows his Jan 2 one, which is before the window → resurrecting
+    expect(results[0].days).toEqual(['2024-01-03 09:00:00', '2024-01-03 10:00:00', '2024-01-03 11:00:00'])
+    expect(results[0].labels).toEqual(['3-Jan-2024 09:00', '3-Jan-2024 10:00', '3-Jan-2024 11:00'])
+    expect(byStatus(results)).toEqual({
+      new: [0, 1, 0],
+      returning: [0, 0, 0],
+      resurrecting: [0, 0, 1],
+      dormant: [0, 0, -1],
+    })
+  })
+
   it('test_timezones-like: buckets and created_at by the project timezone (America/New_York)', async () => {
     const patched = await t.burrow.app.inject({
       method: 'PATCH',

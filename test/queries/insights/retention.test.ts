@@ -96,6 +96,22 @@ describe('RetentionQuery', () => {
     expect(grid(res.json().results)[1]).toEqual([3, 0, 1, 0, 0, 0, 1, 0])
   })
 
+  it('test_day_interval-like: daily cohorts across midnight', async () => {
+    const res = await retention(
+      { period: 'Day', totalIntervals: 3 },
+      { dateRange: { date_from: '2024-01-13', date_to: '2024-01-14' } },
+    )
+    const { results } = res.json()
+    // bob's pageviews at 23:00 on the 13th and 00:30 on the 14th: cohort Jan 13 {bob} back on day 1;
+    // cohort Jan 14 {bob}; nobody else views a page on those days
+    expect(grid(results)).toEqual([
+      [1, 1, 0],
+      [1, 0, 0],
+    ])
+    expect(results[1]).toMatchObject({ label: 'Day 1', date: '2024-01-14T00:00:00Z' })
+    expect(results[0].values.map((v: { label: string }) => v.label)).toEqual(['Day 0', 'Day 1', 'Day 2'])
+  })
+
   it('test_first_time_retention-like: actors in the cohort of their first-ever target event', async () => {
     const res = await retention({ retentionType: 'retention_first_time' })
     // anna first w0; dave first w1; carl first w2; bob's first pageview (Jan 6) is before the range: no cohort
