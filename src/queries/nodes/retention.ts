@@ -8,7 +8,7 @@ import { ValidationError } from '../../http/errors.js'
 import { propertiesToHogQL } from '../filters.js'
 import { toZonedIso } from '../format.js'
 import { BREAKDOWN_OTHER, breakdownOf, rawBreakdownExpr } from '../insights/breakdown.js'
-import { type InsightDeps, loadInsightContext } from '../insights/context.js'
+import { earliestEvent, type InsightDeps, loadInsightContext, wantsAllTime } from '../insights/context.js'
 import {
   bucketStartHogQL,
   type Interval,
@@ -121,7 +121,8 @@ export function createRetentionRunner(deps: InsightDeps): NodeRunner {
 
     // cohorts: every interval from date_from's to date_to's, or the last totalIntervals without date_from
     const dateRange = isObject(node.dateRange) ? node.dateRange : undefined
-    const resolved = resolveDateRange(dateRange, interval, insight.team, insight.now)
+    const earliest = wantsAllTime(node) ? await earliestEvent(ctx, run) : undefined
+    const resolved = resolveDateRange(dateRange, interval, insight.team, insight.now, earliest)
     const wsd = insight.team.weekStartDay
     const end = addLocal(startOfLocal(resolved.to, interval, wsd), interval, 1)
     const start = dateRange?.date_from

@@ -112,6 +112,20 @@ describe('RetentionQuery', () => {
     expect(results[0].values.map((v: { label: string }) => v.label)).toEqual(['Day 0', 'Day 1', 'Day 2'])
   })
 
+  it('starts at the first event with date_from "all"', async () => {
+    const res = await retention({ totalIntervals: 2 }, { dateRange: { date_from: 'all', date_to: '2024-01-13' } })
+    // the first event (bob, Sat Jan 6) is in the week of Dec 31; weeks Dec 31 and Jan 7 up to Jan 13:
+    // Dec 31 {bob} back in the week of Jan 7 (Jan 13 23:00); Jan 7 {anna, bob}, no later week in the range
+    expect(res.json().results.map((r: { date: string }) => r.date)).toEqual([
+      '2023-12-31T00:00:00Z',
+      '2024-01-07T00:00:00Z',
+    ])
+    expect(grid(res.json().results)).toEqual([
+      [1, 1],
+      [2, 0],
+    ])
+  })
+
   it('test_first_time_retention-like: actors in the cohort of their first-ever target event', async () => {
     const res = await retention({ retentionType: 'retention_first_time' })
     // anna first w0; dave first w1; carl first w2; bob's first pageview (Jan 6) is before the range: no cohort
