@@ -80,10 +80,16 @@ async function attack(body: (i: number) => string, connections: number, until: P
       while (!stop && next < limit) {
         const payload = body(next++)
         const started = performance.now()
-        const res = await fetch(victimUrl, { method: 'POST', headers: HEADERS, body: payload })
-        await res.arrayBuffer()
+        // A refused body may close the connection before it is all sent: that counts as an answer (status 0).
+        const status = await fetch(victimUrl, { method: 'POST', headers: HEADERS, body: payload }).then(
+          async (res) => {
+            await res.arrayBuffer()
+            return res.status
+          },
+          () => 0,
+        )
         result.slowestMs = Math.max(result.slowestMs, performance.now() - started)
-        result.statuses.set(res.status, (result.statuses.get(res.status) ?? 0) + 1)
+        result.statuses.set(status, (result.statuses.get(status) ?? 0) + 1)
         result.requests += 1
       }
     }),
