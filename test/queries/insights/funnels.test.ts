@@ -217,6 +217,63 @@ describe('FunnelsQuery steps', () => {
     expect(steps[1]).toMatchObject({ action_id: id, name: 'Bought', custom_name: 'Paid', type: 'actions' })
   })
 
+  it('test_funnel_breakdown_correct_breakdown_props_are_chosen (and _for_step)', async () => {
+    // PostHog's fixture: buy counts only with $version = xyz
+    const batch = [
+      ev('sign up', 'p1', '2020-01-01T12:00:00Z', { $browser: 'Chrome', $version: 'xyz' }),
+      ev('buy', 'p1', '2020-01-01T13:00:00Z', { $browser: 'Chrome' }),
+      ev('sign up', 'p2', '2020-01-01T13:00:00Z'),
+      ev('buy', 'p2', '2020-01-02T13:00:00Z', { $browser: 'Safari', $version: 'xyz' }),
+      ev('sign up', 'p3', '2020-01-02T14:00:00Z', { $browser: 'Mac' }),
+      ev('buy', 'p3', '2020-01-02T15:00:00Z', { $version: 'xyz', $browser: 'Mac' }),
+      ev('sign up', 'p5', '2020-01-02T15:00:00Z'),
+      ev('buy', 'p5', '2020-01-02T16:00:00Z'),
+    ]
+    const ingested = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/batch/',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ api_key: t.creds.project_api_key, batch }),
+    })
+    expect(ingested.statusCode, ingested.body).toBe(200)
+    await t.burrow.ingest.flushBackground()
+    const query = (funnelsFilter: Record<string, unknown>) =>
+      postQuery(t, {
+        query: {
+          kind: 'FunnelsQuery',
+          series: [
+            { kind: 'EventsNode', event: 'sign up' },
+            {
+              kind: 'EventsNode',
+              event: 'buy',
+              properties: [{ type: 'event', key: '$version', value: 'xyz', operator: 'exact' }],
+            },
+          ],
+          dateRange: { date_from: '2020-01-01', date_to: '2020-01-08' },
+          breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' },
+          funnelsFilter: { funnelWindowInterval: 7, ...funnelsFilter },
+        },
+      })
+    const shaped = (results: { breakdown_value: string; count: number }[][]) =>
+      results.map((steps) => [steps[0].breakdown_value, counts(steps)])
+    // first touch, the first event with a browser: p1 Chrome (its buy lacks the version: stops at sign up),
+    // p2 Safari (sign up has no browser), p3 Mac, p5 '' (no browser anywhere; its buy lacks the version)
+    // ranked by conversions (Mac, Safari), then by sign-ups ('' before Chrome by value)
+    const first = await query({ breakdownAttributionType: 'first_touch' })
+    expect(shaped(first.json().results)).toEqual([
+      ['Mac', [1, 1]],
+      ['Safari', [1, 1]],
+      ['', [1, 0]],
+      ['Chrome', [1, 0]],
+    ])
+    // step 1 (buy): only p2 and p3 have a matching buy; p1 and p5 have none and are left out entirely
+    const step = await query({ breakdownAttributionType: 'step', breakdownAttributionValue: 1 })
+    expect(shaped(step.json().results)).toEqual([
+      ['Mac', [1, 1]],
+      ['Safari', [1, 1]],
+    ])
+  })
+
   it('returns no steps when nobody entered the funnel', async () => {
     const res = await postQuery(t, {
       query: {
