@@ -2,6 +2,8 @@
  * An insight's result: its query run through the query service (cache, query log, tenant isolation) in the
  * execution mode PostHog derives from `?refresh=`, with a dashboard's filters and variables folded in.
  */
+
+import type { DashboardRow } from '../dashboards/store.js'
 import { ApiError, ValidationError } from '../http/errors.js'
 import type { QueryService } from '../queries/service.js'
 
@@ -54,6 +56,15 @@ export function refreshMode(refresh: string | boolean | undefined): string {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
+function parseStored(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return isObject(parsed) ? parsed : {}
+  } catch {
+    return {}
+  }
+}
+
 /** A JSON object passed in the query string (`filters_override`, `variables_override`). */
 export function parseJsonObject(text: string | undefined, attr: string): Record<string, unknown> | null {
   if (text === undefined || text === '') return null
@@ -66,6 +77,29 @@ export function parseJsonObject(text: string | undefined, attr: string): Record<
   if (parsed === null) return null
   if (!isObject(parsed)) throw new ValidationError(`${attr} must be a JSON object.`, attr)
   return parsed
+}
+
+/** Filters that set nothing are no override, so a plain dashboard shares its insights' cached results. */
+function effectiveFilters(filters: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+  if (!filters) return null
+  const properties = filters.properties
+  const hasProperties = Array.isArray(properties) ? properties.length > 0 : properties != null
+  return filters.date_from || filters.date_to || hasProperties ? filters : null
+}
+
+/** A dashboard's stored filters and variables, replaced by a request's overrides when given (PostHog's rule). */
+export function dashboardOverrides(
+  dashboard: Pick<DashboardRow, 'filters' | 'variables'> | undefined,
+  context: ResultContext,
+): ResultContext {
+  const filters = context.filtersOverride ?? (dashboard ? parseStored(dashboard.filters) : null)
+  const stored = dashboard ? parseStored(dashboard.variables) : {}
+  const variables = { ...stored, ...(context.variablesOverride ?? {}) }
+  return {
+    refresh: context.refresh,
+    filtersOverride: effectiveFilters(filters),
+    variablesOverride: Object.keys(variables).length > 0 ? variables : null,
+  }
 }
 
 export function emptyResult(timezone: string): InsightResult {

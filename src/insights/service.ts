@@ -6,7 +6,9 @@ import type { DashboardRow, DashboardStore, InsightTileRef } from '../dashboards
 import { NotFound, ValidationError } from '../http/errors.js'
 import type { UserStore } from '../users/store.js'
 import { type Actor, type Change, changesBetween, usersById } from './activity.js'
+import { flag, idList, KIND_OF_TYPE, ORDERS, sourceKind } from './filters.js'
 import {
+  dashboardOverrides,
   type InsightResult,
   type InsightResults,
   parseJsonObject,
@@ -40,21 +42,6 @@ const LOGGED_FIELDS = [
   'deleted',
 ]
 
-/** `?insight=` values → the query kind they select (PostHog's `filter_by_insight_type`). */
-const KIND_OF_TYPE: Record<string, string> = {
-  TRENDS: 'TrendsQuery',
-  FUNNELS: 'FunnelsQuery',
-  RETENTION: 'RetentionQuery',
-  PATHS: 'PathsQuery',
-  STICKINESS: 'StickinessQuery',
-  LIFECYCLE: 'LifecycleQuery',
-  SQL: 'HogQLQuery',
-}
-const WRAPPERS = new Set(['InsightVizNode', 'DataVisualizationNode', 'DataTableNode'])
-const ORDERS = ['created_at', 'last_modified_at', 'name', 'updated_at'] as const
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
 function parse<T>(text: string | null, fallback: T): T {
   if (text === null) return fallback
   try {
@@ -63,28 +50,6 @@ function parse<T>(text: string | null, fallback: T): T {
     return fallback
   }
 }
-
-/** The node an insight actually runs: the source of a display wrapper. */
-function sourceKind(query: unknown): string | undefined {
-  let node = query
-  for (let depth = 0; isObject(node) && WRAPPERS.has(node.kind as string) && depth < 5; depth++) node = node.source
-  return isObject(node) && typeof node.kind === 'string' ? node.kind : undefined
-}
-
-function idList(text: string, attr: string): number[] {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    throw new ValidationError(`${attr} must be a JSON list of ids.`, attr, 'parse_error')
-  }
-  const list = Array.isArray(parsed) ? parsed : [parsed]
-  if (!list.every((v) => Number.isSafeInteger(v))) throw new ValidationError(`${attr} must be a list of ids.`, attr)
-  return list as number[]
-}
-
-const flag = (value: string | undefined) =>
-  value === undefined ? undefined : ['true', '1', 'yes'].includes(value.toLowerCase())
 
 export interface ReadOptions extends ResultContext {
   /** Serve `basic` list items: no result, no owner details beyond PostHog's basic serializer. */
@@ -96,29 +61,6 @@ export interface ReadOptions extends ResultContext {
 }
 
 export type PresentedInsight = Insight & { error?: InsightResult['error'] }
-
-/** Filters that set nothing are no override, so a plain dashboard shares its insights' cached results. */
-function effectiveFilters(filters: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
-  if (!filters) return null
-  const properties = filters.properties
-  const hasProperties = Array.isArray(properties) ? properties.length > 0 : properties != null
-  return filters.date_from || filters.date_to || hasProperties ? filters : null
-}
-
-/** A dashboard's stored filters and variables, replaced by a request's overrides when given (PostHog's rule). */
-export function dashboardOverrides(
-  dashboard: Pick<DashboardRow, 'filters' | 'variables'> | undefined,
-  context: ResultContext,
-): ResultContext {
-  const filters = context.filtersOverride ?? (dashboard ? parse<Record<string, unknown>>(dashboard.filters, {}) : null)
-  const stored = dashboard ? parse<Record<string, unknown>>(dashboard.variables, {}) : {}
-  const variables = { ...stored, ...(context.variablesOverride ?? {}) }
-  return {
-    refresh: context.refresh,
-    filtersOverride: effectiveFilters(filters),
-    variablesOverride: Object.keys(variables).length > 0 ? variables : null,
-  }
-}
 
 export function createInsightService(deps: {
   insights: Pick<InsightStore, 'list' | 'get' | 'byIds' | 'shortIdTaken' | 'insert' | 'update'>

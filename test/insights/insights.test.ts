@@ -3,7 +3,7 @@
  * the activity log, soft delete, and results through the query service with `?refresh=`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createMember, createTenant, startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, createMember, createTenant, startTestApp, type TestApp } from '../helpers/app.js'
 
 let t: TestApp
 let now = new Date('2024-01-10T12:00:00Z')
@@ -196,6 +196,14 @@ describe('insights CRUD', () => {
     expect((await api('GET', `insights/${insight.id}/`)).statusCode).toBe(200)
   })
 
+  it('needs insight:write to change and insight:read to read', async () => {
+    const reader = await createKey(t, ['insight:read'])
+    expect((await api('GET', 'insights/', undefined, reader)).statusCode).toBe(200)
+    expect((await api('POST', 'insights/', { name: 'nope' }, reader)).statusCode).toBe(403)
+    const other = await createKey(t, ['dashboard:read'])
+    expect((await api('GET', 'insights/', undefined, other)).statusCode).toBe(403)
+  })
+
   it('answers 404 for unknown and foreign insights, 400 with attr for bad input', async () => {
     expect((await api('GET', 'insights/999999/')).json()).toEqual({
       type: 'invalid_request',
@@ -342,6 +350,17 @@ describe('insight results', () => {
     expect(forced).toMatchObject({ result: [[3]], is_cached: false })
     const listed = (await api('GET', `insights/?short_id=${insight.short_id}`)).json()
     expect(listed.results[0]).toMatchObject({ result: [[3]], is_cached: true })
+    // both calculations went through the query service's log; the cached reads did not
+    const logged = await t.burrow.meta.db
+      .selectFrom('query_log')
+      .select(['status', 'kind'])
+      .where('team_id', '=', t.creds.project_id)
+      .where('query', 'like', "%select count() from events where event = '$pageview'%")
+      .execute()
+    expect(logged).toEqual([
+      { status: 'completed', kind: 'HogQLQuery' },
+      { status: 'completed', kind: 'HogQLQuery' },
+    ])
   })
 
   it('runs a TrendsQuery insight and keeps other projects out', async () => {
