@@ -77,7 +77,9 @@ interface Plan {
   options: FunnelOptions
   viz: string
   exclusions: Exclusion[]
-  dim?: BreakdownDim
+  /** breakdown properties (several: values are arrays) */
+  dims: BreakdownDim[]
+  multi: boolean
   breakdownLimit: number
   actor: string
   actorPresent?: string
@@ -188,10 +190,10 @@ function planOf(node: Record<string, unknown>, actions: Map<number, ActionInfo>,
     }
   })
   const breakdown = breakdownOf(node.breakdownFilter)
-  if (breakdown.kind === 'cohort' || (breakdown.kind === 'values' && breakdown.multi)) {
-    throw new ValidationError('Funnels break down by one property.', 'breakdownFilter')
+  if (breakdown.kind === 'cohort') {
+    throw new ValidationError('Funnels break down by properties, not by cohorts.', 'breakdownFilter__breakdown_type')
   }
-  const dim = breakdown.kind === 'values' ? breakdown.dims[0] : undefined
+  const dims = breakdown.kind === 'values' ? breakdown.dims : []
   const groupIndex = groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index')
   const byHogQL =
     typeof f.funnelAggregateByHogQL === 'string' && f.funnelAggregateByHogQL.trim() !== ''
@@ -223,7 +225,8 @@ function planOf(node: Record<string, unknown>, actions: Map<number, ActionInfo>,
     },
     viz,
     exclusions,
-    dim,
+    dims,
+    multi: breakdown.kind === 'values' && breakdown.multi,
     breakdownLimit: breakdown.kind === 'values' ? breakdown.limit : DEFAULT_BREAKDOWN_LIMIT,
     actor,
     actorPresent: groupIndex !== undefined && !byHogQL ? `${actor} != ''` : undefined,
@@ -267,15 +270,23 @@ async function readActors(
   const actors = Number(counted.rows[0]?.[0] ?? 0)
   if (actors === 0) return []
   const pages = Math.max(1, Math.ceil(actors / ACTORS_PER_PAGE))
-  const raw = plan.dim ? rawBreakdownExpr(plan.dim) : 'NULL'
+  // one text per event: the value ('' when missing), or the JSON array of values for several properties
+  const texts = plan.dims.map((d) => `ifNull(toString(${rawBreakdownExpr(d)}), '')`)
+  const bd = plan.dims.length === 0 ? "''" : plan.multi ? `toJSONString([${texts.join(', ')}])` : texts[0]
+  const hasBd =
+    plan.dims.length === 0
+      ? 'false'
+      : plan.multi
+        ? `arrayExists(x -> x != '', [${texts.join(', ')}])`
+        : `isNotNull(${rawBreakdownExpr(plan.dims[0])})`
   const bucket = bucketKeyHogQL(range.interval, range.weekStartDay)
   const out: FunnelEvent[][] = []
   for (let page = 0; page < pages; page++) {
     const pageWhere = pages === 1 ? where : and([where, `cityHash64(toString(${plan.actor})) % ${pages} = ${page}`])
     const executed = await run(
       `SELECT ${plan.actor} AS actor, groupArray(toFloat(timestamp)) AS ts, groupArray(toString(uuid)) AS ids, ` +
-        `groupArray(${stepsExpr}) AS steps, groupArray(ifNull(toString(${raw}), '')) AS bds, ` +
-        `groupArray(isNotNull(${raw})) AS has_bd, groupArray(${bucket}) AS buckets ` +
+        `groupArray(${stepsExpr}) AS steps, groupArray(${bd}) AS bds, ` +
+        `groupArray(${hasBd}) AS has_bd, groupArray(${bucket}) AS buckets ` +
         `FROM ${from} WHERE ${pageWhere} GROUP BY actor LIMIT 50000`,
       ctx,
     )
@@ -300,6 +311,12 @@ async function readActors(
     }
   }
   return out
+}
+
+/** A breakdown key as results show it: the value, or the array of values ("Other" for the other bucket). */
+function valueOut(plan: Plan, key: string): unknown {
+  if (!plan.multi) return key
+  return key === OTHER ? [OTHER] : (JSON.parse(key) as string[])
 }
 
 const scaled = (plan: Plan, n: number) => (plan.sampling === undefined ? n : Math.round(n / plan.sampling))
@@ -347,10 +364,12 @@ function stepResults(plan: Plan, paths: FunnelPath[], actions: Map<number, Actio
         type: s.kind === 'ActionsNode' ? 'actions' : 'events',
         average_conversion_time: i === 0 ? null : average(t.durations[i]),
         median_conversion_time: i === 0 ? null : median(t.durations[i]),
-        ...(breakdown === undefined ? {} : { breakdown, breakdown_value: breakdown }),
+        ...(breakdown === undefined
+          ? {}
+          : { breakdown: valueOut(plan, breakdown), breakdown_value: valueOut(plan, breakdown) }),
       }
     })
-  if (!plan.dim) return shape(totals.get('') as StepTotals)
+  if (plan.dims.length === 0) return shape(totals.get('') as StepTotals)
   // ranked by the actors who got furthest (last step first), then by value; past the limit into "Other"
   const ranked = [...totals.entries()].sort(([ka, a], [kb, b]) => {
     for (let i = n - 1; i >= 0; i--) if (a.exact[i] !== b.exact[i]) return b.exact[i] - a.exact[i]
@@ -398,7 +417,7 @@ function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange)
     for (const period of starts) {
       const at = index.get(period)
       if (at === undefined) continue
-      const paths = matchActor(truncated, options, plan.dim !== undefined, (e) => e.bucket === period)
+      const paths = matchActor(truncated, options, plan.dims.length > 0, (e) => e.bucket === period)
       for (const path of paths) {
         let row = rows.get(path.breakdown)
         if (!row) {
@@ -421,14 +440,14 @@ function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange)
     days,
     labels,
   })
-  if (!plan.dim) return [shape(rows.get(''))]
+  if (plan.dims.length === 0) return [shape(rows.get(''))]
   // the values with the most entrances, listed by value as PostHog groups them
   const sum = (xs: number[]) => xs.reduce((s, v) => s + v, 0)
   return [...rows.entries()]
     .sort(([ka, a], [kb, b]) => sum(b.entered) - sum(a.entered) || (ka < kb ? 1 : ka > kb ? -1 : 0))
     .slice(0, plan.breakdownLimit)
     .sort(([ka], [kb]) => (ka < kb ? -1 : ka > kb ? 1 : 0))
-    .map(([key, row]) => ({ ...shape(row), breakdown_value: key }))
+    .map(([key, row]) => ({ ...shape(row), breakdown_value: valueOut(plan, key) }))
 }
 
 export function createFunnelsRunner(deps: InsightDeps): NodeRunner {
@@ -448,7 +467,7 @@ export function createFunnelsRunner(deps: InsightDeps): NodeRunner {
     let results: unknown
     if (plan.viz === 'trends') results = trendResults(plan, actors, range)
     else {
-      const paths = actors.flatMap((events) => matchActor(events, plan.options, plan.dim !== undefined))
+      const paths = actors.flatMap((events) => matchActor(events, plan.options, plan.dims.length > 0))
       results = plan.viz === 'time_to_convert' ? timeToConvert(plan, paths) : stepResults(plan, paths, insight.actions)
     }
     return {

@@ -195,6 +195,33 @@ describe('FunnelsQuery steps', () => {
     ])
   })
 
+  it('test_funnel_breakdown_multi-like: several breakdown properties give array values', async () => {
+    const breakdowns = [
+      { type: 'event', property: '$browser' },
+      { type: 'hogql', property: "'all'" },
+    ]
+    const res = await funnel({ breakdownAttributionType: 'last_touch' }, { breakdownFilter: { breakdowns } })
+    const shaped = res
+      .json()
+      .results.map((steps: { breakdown_value: string[]; count: number }[]) => [steps[0].breakdown_value, counts(steps)])
+    // last touch: each actor's last event; only u1's (the Safari buy) has a browser
+    expect(shaped).toEqual([
+      [
+        ['', 'all'],
+        [5, 4, 4],
+      ],
+      [
+        ['Safari', 'all'],
+        [1, 1, 1],
+      ],
+    ])
+    const limited = await funnel(
+      { breakdownAttributionType: 'last_touch' },
+      { breakdownFilter: { breakdowns, breakdown_limit: 1 } },
+    )
+    expect(limited.json().results[1][0].breakdown_value).toEqual(['Other'])
+  })
+
   it('test_funnel_with_actions-like: an action as a step, named after the action', async () => {
     const created = await t.burrow.app.inject({
       method: 'POST',
