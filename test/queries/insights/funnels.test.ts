@@ -144,6 +144,21 @@ describe('FunnelsQuery steps', () => {
     expect(steps[0]).toMatchObject({ action_id: null, custom_name: null, type: 'events' })
   })
 
+  it('test_funnel_unordered_with_exclusions-like: only whole-funnel exclusions, inside the best window', async () => {
+    const res = await funnel({
+      funnelOrderType: 'unordered',
+      exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 2 }],
+    })
+    // u6's cancel (10:05) lies between its signup (10:00) and its buy (10:20): u6 is left out
+    expect(counts(res.json().results)).toEqual([5, 5, 5])
+    const partial = await funnel({
+      funnelOrderType: 'unordered',
+      exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 }],
+    })
+    expect(partial.statusCode).toBe(400)
+    expect(partial.json().attr).toBe('funnelsFilter__exclusions__0')
+  })
+
   it('test_funnel_with_optional_steps-like: an optional step may be skipped', async () => {
     const res = await postQuery(t, {
       query: {
@@ -340,6 +355,33 @@ describe('FunnelsQuery time to convert and trends', () => {
     expect(row.count).toBe(14)
     expect(row.days[0]).toBe('2024-01-01')
     expect(row.labels[1]).toBe('2-Jan-2024')
+  })
+
+  it('test_basic_funnel_with_custom_bin_count-like: one bin between two later steps', async () => {
+    const res = await funnel({ funnelVizType: 'time_to_convert', funnelFromStep: 1, funnelToStep: 2, binCount: 1 })
+    // view → buy: u1 3600, u3 1800, u4 169200, u5 600, u6 600; one bin from 600, width 168600
+    // → [600, 169200]: u4 alone lands on the upper edge; average 175800 / 5 = 35160
+    expect(res.json().results).toEqual({
+      average_conversion_time: 35160,
+      bins: [
+        [600, 4],
+        [169200, 1],
+      ],
+    })
+  })
+
+  it('test_funnel_trend_breakdown-like: one row per breakdown value, listed by value', async () => {
+    const res = await funnel({ funnelVizType: 'trends' }, { breakdownFilter: { breakdown: '$browser' } })
+    const rows = res
+      .json()
+      .results.map((r: { breakdown_value: string; data: number[] }) => [r.breakdown_value, r.data.slice(0, 8)])
+    // first touch: '' holds u2 (Jan 3, no conversion), u4 (Jan 5), u5 (Jan 6), u6 (Jan 8); Chrome u1 (Jan 2);
+    // Firefox u3 (Jan 4)
+    expect(rows).toEqual([
+      ['', [0, 0, 0, 0, 100, 100, 0, 100]],
+      ['Chrome', [0, 100, 0, 0, 0, 0, 0, 0]],
+      ['Firefox', [0, 0, 0, 100, 0, 0, 0, 0]],
+    ])
   })
 
   it('refuses an unknown order type and an inverted exclusion range', async () => {
