@@ -2,7 +2,9 @@
  * Saved insights API, after PostHog's posthog/api/test/test_insight.py: CRUD with PostHog's shapes, list filters,
  * the activity log, soft delete, and results through the query service with `?refresh=`.
  */
+import type { Kysely } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { QueryLogTable } from '../../src/queries/query-log.js'
 import { createKey, createMember, createTenant, startTestApp, type TestApp } from '../helpers/app.js'
 
 let t: TestApp
@@ -351,7 +353,8 @@ describe('insight results', () => {
     const listed = (await api('GET', `insights/?short_id=${insight.short_id}`)).json()
     expect(listed.results[0]).toMatchObject({ result: [[3]], is_cached: true })
     // both calculations went through the query service's log; the cached reads did not
-    const logged = await t.burrow.meta.db
+    const db = t.burrow.meta.db as unknown as Kysely<{ query_log: QueryLogTable }>
+    const logged = await db
       .selectFrom('query_log')
       .select(['status', 'kind'])
       .where('team_id', '=', t.creds.project_id)
