@@ -91,6 +91,21 @@ interface Plan {
 }
 
 const stepCondition = (s: SeriesNode) => and([seriesEventCondition(s), seriesPropertyCondition(s)])
+const FUNNEL_MATHS = ['total', 'first_time_for_user', 'first_time_for_user_with_filters']
+
+/**
+ * A step's events; with a first-time math only the actor's first-ever event of the step (ignoring the step's
+ * filters, or the first one passing them with `first_time_for_user_with_filters`), up to the end of the range.
+ */
+function seriesStepCondition(s: SeriesNode, actor: string, to: string): string {
+  const math = s.math ?? 'total'
+  if (math === 'total') return stepCondition(s)
+  const first = math === 'first_time_for_user' ? seriesEventCondition(s) : stepCondition(s)
+  return and([
+    stepCondition(s),
+    `uuid IN (SELECT argMin(uuid, timestamp) FROM events WHERE (${first}) AND timestamp <= ${to} GROUP BY ${actor})`,
+  ])
+}
 
 function intIn(value: unknown, attr: string, min: number, max: number, fallback: number): number {
   if (value === undefined || value === null) return fallback
@@ -119,8 +134,12 @@ function planOf(node: Record<string, unknown>, actions: Map<number, ActionInfo>,
     if (s.kind === 'ActionsNode' && !actions.has(s.id as number)) {
       throw new ValidationError(`Action ${s.id} does not exist.`, `series__${i}__id`, 'does_not_exist')
     }
-    if (s.math !== undefined && s.math !== null && s.math !== 'total') {
-      throw new ValidationError('Funnel steps count every matching event (math "total").', `series__${i}__math`)
+    if (s.math !== undefined && s.math !== null && !FUNNEL_MATHS.includes(s.math)) {
+      throw new ValidationError(
+        `Funnel steps take math ${FUNNEL_MATHS.map((m) => `"${m}"`).join(', ')}.`,
+        `series__${i}__math`,
+        'invalid_choice',
+      )
     }
   })
   if (node.funnelsFilter !== undefined && node.funnelsFilter !== null && !isObject(node.funnelsFilter)) {
@@ -246,7 +265,8 @@ async function readActors(
   run: HogQLExecutor,
 ): Promise<FunnelEvent[][]> {
   const n = plan.series.length
-  const stepConds = plan.series.map(stepCondition)
+  const bounds = rangeBoundsHogQL(range)
+  const stepConds = plan.series.map((s) => seriesStepCondition(s, plan.actor, bounds.to))
   const exclusionConds: string[] = []
   for (let k = 1; k < n; k++) {
     // exclusions that apply to actors who completed k steps (between step k − 1 and step k)
@@ -254,7 +274,6 @@ async function readActors(
     if (applying.length > 0) exclusionConds.push(`if(${applying.map((c) => `(${c})`).join(' OR ')}, ${-(k + 1)}, 0)`)
   }
   const stepsExpr = `arrayFilter(x -> x != 0, [${[...stepConds.map((c, i) => `if(${c}, ${i + 1}, 0)`), ...exclusionConds].join(', ')}])`
-  const bounds = rangeBoundsHogQL(range)
   const relevant = [...stepConds, ...plan.exclusions.map((e) => stepCondition(e.node))]
     .map((c) => `(${c})`)
     .join(' OR ')

@@ -316,6 +316,53 @@ describe('FunnelsQuery steps', () => {
     ])
   })
 
+  it("test_funnel_first_time_for_user-like: a step counts only the actor's first-ever event", async () => {
+    // ft1 signed up before the range (Mar 1) and again inside it (Mar 5, on the pro plan), then bought;
+    // ft2 signed up for the first time inside it (Mar 3) and bought
+    const batch = [
+      ev('sign up', 'ft1', '2021-03-01T10:00:00Z'),
+      ev('sign up', 'ft2', '2021-03-03T10:00:00Z'),
+      ev('buy', 'ft2', '2021-03-03T12:00:00Z'),
+      ev('sign up', 'ft1', '2021-03-05T10:00:00Z', { plan: 'pro' }),
+      ev('buy', 'ft1', '2021-03-05T11:00:00Z'),
+    ]
+    const ingested = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/batch/',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ api_key: t.creds.project_api_key, batch }),
+    })
+    expect(ingested.statusCode, ingested.body).toBe(200)
+    await t.burrow.ingest.flushBackground()
+    const who = async (first: Record<string, unknown>) => {
+      const res = await postQuery(t, {
+        query: {
+          kind: 'FunnelsQuery',
+          series: [
+            { kind: 'EventsNode', event: 'sign up', ...first },
+            { kind: 'EventsNode', event: 'buy' },
+          ],
+          dateRange: { date_from: '2021-03-02', date_to: '2021-03-10' },
+          breakdownFilter: { breakdown: 'distinct_id', breakdown_type: 'event_metadata' },
+        },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      return res
+        .json()
+        .results.map((steps: { breakdown_value: string; count: number }[]) => [steps[0].breakdown_value, counts(steps)])
+    }
+    // every sign up in the range: both convert
+    expect(await who({})).toEqual([
+      ['ft1', [1, 1]],
+      ['ft2', [1, 1]],
+    ])
+    // ft1's first-ever sign up (Mar 1) is before the range: only ft2
+    expect(await who({ math: 'first_time_for_user' })).toEqual([['ft2', [1, 1]]])
+    // the first sign up on the pro plan: ft1's Mar 5 one; ft2 never signed up on it
+    const pro = [{ type: 'event', key: 'plan', value: 'pro', operator: 'exact' }]
+    expect(await who({ math: 'first_time_for_user_with_filters', properties: pro })).toEqual([['ft1', [1, 1]]])
+  })
+
   it('returns no steps when nobody entered the funnel', async () => {
     const res = await postQuery(t, {
       query: {
