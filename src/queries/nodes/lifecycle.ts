@@ -1,6 +1,6 @@
 /**
- * LifecycleQuery (hogql.md §4.7, §4.12 "Lifecycle window"): per interval, the persons who were new, returning,
- * resurrecting or dormant (dormant counted negative), from each person's sorted active intervals, as PostHog's
+ * LifecycleQuery (hogql.md §4.7, §4.12 "Lifecycle window"): per interval, the persons (or groups) who were new,
+ * returning, resurrecting or dormant (dormant counted negative), from each person's sorted active intervals, as PostHog's
  * lifecycle runner computes them.
  */
 import { ValidationError } from '../../http/errors.js'
@@ -14,6 +14,7 @@ import {
   resolveDateRange,
   resolvedDateRange,
 } from '../insights/date-range.js'
+import { actorExpr, groupIndexOf } from '../insights/math.js'
 import {
   eventsFrom,
   samplingOf,
@@ -64,12 +65,10 @@ export function createLifecycleRunner(deps: InsightDeps): NodeRunner {
     if (interval === 'minute') {
       throw new ValidationError('Lifecycles are shown by hour, day, week or month.', 'interval', 'invalid_choice')
     }
-    if (node.aggregation_group_type_index !== undefined && node.aggregation_group_type_index !== null) {
-      throw new ValidationError(
-        'Lifecycles are computed for persons; aggregation by groups is not available.',
-        'aggregation_group_type_index',
-      )
-    }
+    const groupIndex = groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index')
+    // persons, or groups of one type (new in the interval the group was created)
+    const actor = actorExpr(groupIndex)
+    const createdAt = groupIndex === undefined ? 'person.created_at' : `group_${groupIndex}.created_at`
     const filter = isObject(node.lifecycleFilter) ? node.lifecycleFilter : {}
     const toggled = toggledOf(filter)
     const sampling = samplingOf(node.samplingFactor)
@@ -93,10 +92,12 @@ export function createLifecycleRunner(deps: InsightDeps): NodeRunner {
       sharedCondition(node, insight.testAccountFilters),
       `timestamp >= ${localInstantHogQL(addLocal(first, interval, -1))}`,
       `timestamp < ${localInstantHogQL(addLocal(last, interval, 1))}`,
-      `ifNull(toString(properties.$process_person_profile), '') != 'false'`,
+      groupIndex === undefined
+        ? `ifNull(toString(properties.$process_person_profile), '') != 'false'`
+        : `${actor} != ''`,
     ])
     const perPerson =
-      `SELECT person_id AS actor, min(person.created_at) AS created_at, ` +
+      `SELECT ${actor} AS actor, min(${createdAt}) AS created_at, ` +
       `arraySort(groupUniqArray(${trunc('timestamp')})) AS all_activity, ` +
       `arrayPopBack(arrayPushFront(all_activity, ${trunc('created_at')})) AS previous_activity, ` +
       `arrayPopFront(arrayPushBack(all_activity, ${trunc("toDateTime('1970-01-01 00:00:00')")})) AS following_activity, ` +

@@ -136,6 +136,48 @@ describe('LifecycleQuery', () => {
     })
   })
 
+  it('test_lifecycle_query_group_aggregation-like: lifecycles of groups, new when the group was created', async () => {
+    const batch = [
+      {
+        event: '$groupidentify',
+        timestamp: '2023-12-10T09:00:00Z',
+        properties: { distinct_id: 'gx1', $group_type: 'company', $group_key: 'acme', $group_set: {} },
+      },
+      ev('$pageview', 'gx1', '2023-12-10T10:00:00Z'),
+      {
+        event: '$groupidentify',
+        timestamp: '2023-12-11T09:00:00Z',
+        properties: { distinct_id: 'gx3', $group_type: 'company', $group_key: 'globex', $group_set: {} },
+      },
+      ev('$pageview', 'gx2', '2023-12-11T10:00:00Z'),
+      ev('$pageview', 'gx3', '2023-12-12T10:00:00Z'),
+    ]
+    batch[1].properties = { ...batch[1].properties, $groups: { company: 'acme' } }
+    batch[3].properties = { ...batch[3].properties, $groups: { company: 'acme' } }
+    batch[4].properties = { ...batch[4].properties, $groups: { company: 'globex' } }
+    const ingested = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/batch/',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ api_key: t.creds.project_api_key, batch }),
+    })
+    expect(ingested.statusCode, ingested.body).toBe(200)
+    await t.burrow.ingest.flushBackground()
+    const res = await lifecycle({
+      dateRange: { date_from: '2023-12-10', date_to: '2023-12-12' },
+      aggregation_group_type_index: 0,
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    // acme (created Dec 10) active Dec 10 and 11: new, returning, then dormant on the 12th
+    // globex (created Dec 11) first active Dec 12, not its creation day: resurrecting
+    expect(byStatus(res.json().results)).toEqual({
+      new: [1, 0, 0],
+      returning: [0, 1, 0],
+      resurrecting: [0, 0, 1],
+      dormant: [0, 0, -1],
+    })
+  })
+
   it('test_timezones-like: buckets and created_at by the project timezone (America/New_York)', async () => {
     const patched = await t.burrow.app.inject({
       method: 'PATCH',
