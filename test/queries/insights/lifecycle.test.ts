@@ -10,10 +10,10 @@ import { postQuery } from '../fixtures.js'
 let t: TestApp
 const now = new Date('2024-01-10T12:00:00Z')
 
-const ev = (event: string, distinctId: string, timestamp: string) => ({
+const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
   event,
   timestamp,
-  properties: { distinct_id: distinctId },
+  properties: { distinct_id: distinctId, ...properties },
 })
 
 // bob is created on Jan 1, before the window read for Jan 3–7 (which starts one day earlier, on Jan 2)
@@ -143,18 +143,15 @@ describe('LifecycleQuery', () => {
         timestamp: '2023-12-10T09:00:00Z',
         properties: { distinct_id: 'gx1', $group_type: 'company', $group_key: 'acme', $group_set: {} },
       },
-      ev('$pageview', 'gx1', '2023-12-10T10:00:00Z'),
+      ev('$pageview', 'gx1', '2023-12-10T10:00:00Z', { $groups: { company: 'acme' } }),
       {
         event: '$groupidentify',
         timestamp: '2023-12-11T09:00:00Z',
         properties: { distinct_id: 'gx3', $group_type: 'company', $group_key: 'globex', $group_set: {} },
       },
-      ev('$pageview', 'gx2', '2023-12-11T10:00:00Z'),
-      ev('$pageview', 'gx3', '2023-12-12T10:00:00Z'),
+      ev('$pageview', 'gx2', '2023-12-11T10:00:00Z', { $groups: { company: 'acme' } }),
+      ev('$pageview', 'gx3', '2023-12-12T10:00:00Z', { $groups: { company: 'globex' } }),
     ]
-    batch[1].properties = { ...batch[1].properties, $groups: { company: 'acme' } }
-    batch[3].properties = { ...batch[3].properties, $groups: { company: 'acme' } }
-    batch[4].properties = { ...batch[4].properties, $groups: { company: 'globex' } }
     const ingested = await t.burrow.app.inject({
       method: 'POST',
       url: '/batch/',
