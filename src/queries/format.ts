@@ -2,28 +2,7 @@
  * Result cells as PostHog shows them: datetimes as ISO strings in the project's timezone with their offset
  * (`2024-01-01T05:00:00-05:00`, `Z` for UTC). The engine returns them as UTC ISO text. Pure.
  */
-
-const formatters = new Map<string, Intl.DateTimeFormat>()
-
-function partsIn(timeZone: string, date: Date) {
-  let f = formatters.get(timeZone)
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
-    formatters.set(timeZone, f)
-  }
-  const out: Record<string, string> = {}
-  for (const p of f.formatToParts(date)) out[p.type] = p.value
-  return out
-}
+import { toLocal } from './insights/time.js'
 
 const pad = (n: number) => String(n).padStart(2, '0')
 
@@ -35,13 +14,13 @@ export function toZonedIso(utcIso: string, timeZone: string): string {
   if (timeZone === 'UTC' || timeZone === 'Etc/UTC') return `${match[1]}T${match[2]}${fraction}Z`
   const instant = new Date(`${match[1]}T${match[2]}Z`)
   if (Number.isNaN(instant.getTime())) return utcIso
-  const p = partsIn(timeZone, instant)
-  const local = Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute, +p.second)
-  const offsetMinutes = Math.round((local - instant.getTime()) / 60_000)
+  const local = toLocal(instant, timeZone)
+  const offsetMinutes = Math.round((local.getTime() - instant.getTime()) / 60_000)
   const sign = offsetMinutes < 0 ? '-' : '+'
   const abs = Math.abs(offsetMinutes)
   const offset = `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
-  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}${fraction}${offset}`
+  // the local reading is held in the UTC fields: its ISO text up to the seconds is the wall clock
+  return `${local.toISOString().slice(0, 19)}${fraction}${offset}`
 }
 
 /** The timezone of a DateTime column type (`Nullable(DateTime64(6, 'Europe/Paris'))`), if it is one. */
