@@ -363,6 +363,44 @@ describe('FunnelsQuery steps', () => {
     expect(await who({ math: 'first_time_for_user_with_filters', properties: pro })).toEqual([['ft1', [1, 1]]])
   })
 
+  it('test_funnel_aggregate_by_groups-like: steps done by different persons of one group', async () => {
+    const group = (key: string, who: string, at: string) => ({
+      event: '$groupidentify',
+      timestamp: at,
+      properties: { distinct_id: who, $group_type: 'company', $group_key: key, $group_set: {} },
+    })
+    const batch = [
+      group('acme', 'ga1', '2024-01-15T08:00:00Z'),
+      group('globex', 'gb1', '2024-01-15T08:00:00Z'),
+      ev('signup', 'ga1', '2024-01-15T09:00:00Z', { $groups: { company: 'acme' } }),
+      ev('buy', 'ga2', '2024-01-15T10:00:00Z', { $groups: { company: 'acme' } }),
+      ev('signup', 'gb1', '2024-01-15T09:00:00Z', { $groups: { company: 'globex' } }),
+    ]
+    const ingested = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/batch/',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ api_key: t.creds.project_api_key, batch }),
+    })
+    expect(ingested.statusCode, ingested.body).toBe(200)
+    await t.burrow.ingest.flushBackground()
+    const query = (extra: Record<string, unknown>) =>
+      postQuery(t, {
+        query: {
+          kind: 'FunnelsQuery',
+          series: [STEPS[0], STEPS[2]],
+          dateRange: { date_from: '2024-01-15', date_to: '2024-01-16' },
+          ...extra,
+        },
+      })
+    // by person: ga1 and gb1 sign up, ga2 only buys → nobody converts
+    expect(counts((await query({})).json().results)).toEqual([2, 0])
+    // by company: acme signs up (ga1) and buys (ga2) an hour later; globex only signs up
+    const byGroup = (await query({ aggregation_group_type_index: 0 })).json().results
+    expect(counts(byGroup)).toEqual([2, 1])
+    expect(byGroup[1].average_conversion_time).toBe(3600)
+  })
+
   it('returns no steps when nobody entered the funnel', async () => {
     const res = await postQuery(t, {
       query: {
