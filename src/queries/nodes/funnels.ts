@@ -219,8 +219,10 @@ function planOf(node: Record<string, unknown>, actions: Map<number, ActionInfo>,
       ? `(${f.funnelAggregateByHogQL})`
       : undefined
   const actor = byHogQL ?? actorExpr(groupIndex)
-  const fromStep = intIn(f.funnelFromStep, 'funnelsFilter__funnelFromStep', 0, n - 2, 0)
-  const toStep = intIn(f.funnelToStep, 'funnelsFilter__funnelToStep', 1, n - 1, n - 1)
+  // the steps that time to convert and trends measure between (steps ignore them, as PostHog does)
+  const measures = viz !== 'steps'
+  const fromStep = measures ? intIn(f.funnelFromStep, 'funnelsFilter__funnelFromStep', 0, n - 2, 0) : 0
+  const toStep = measures ? intIn(f.funnelToStep, 'funnelsFilter__funnelToStep', 1, n - 1, n - 1) : n - 1
   if (fromStep >= toStep) {
     throw new ValidationError('funnelToStep must come after funnelFromStep.', 'funnelsFilter__funnelToStep')
   }
