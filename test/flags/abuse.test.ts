@@ -63,7 +63,7 @@ describe('body size', () => {
       person_properties: { p: 'x'.repeat(1_100_000) },
     })
 
-  it('refuses a body over 1 MiB with 413 before evaluating it', async () => {
+  it('refuses a body over 256 KiB with 413 before evaluating it', async () => {
     const res = await t.burrow.app.inject({
       method: 'POST',
       url: '/flags/?v=2',
@@ -74,7 +74,7 @@ describe('body size', () => {
     expect(res.json()).toMatchObject({ type: 'invalid_request', code: 'request_too_large' })
   })
 
-  it('refuses a small compressed body that decodes past 1 MiB', async () => {
+  it('refuses a small compressed body that decodes past 256 KiB', async () => {
     const payload = gzipSync(tooLarge())
     expect(payload.length).toBeLessThan(64 * 1024)
     const res = await t.burrow.app.inject({
