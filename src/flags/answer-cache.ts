@@ -78,6 +78,11 @@ export class AnswerCache<T> {
     return this.answers.get(key)?.value
   }
 
+  /** Whether an answer computed for `key` now would be kept (its inputs were seen before). */
+  isRepeat(key: string): boolean {
+    return this.answers.has(key) || this.seenOnce.has(key)
+  }
+
   /**
    * Records an answer computed for `key`: kept when the key was seen before (or its kept answer was stale),
    * else only the key is remembered. `flagCount` sizes the answer; `retainedBytes` counts what else it keeps
@@ -97,9 +102,9 @@ export class AnswerCache<T> {
       return
     }
     const bytes = keyBytes(key) + ANSWER_OVERHEAD_BYTES + BYTES_PER_FLAG * flagCount + retainedBytes
-    while (!this.budget.fits(bytes)) {
-      if (!this.forgetOldestAnswer() && !this.forgetOldestKey()) return
-    }
+    if (bytes > this.limits.planBytes) return
+    if (!this.budget.fits(bytes)) this.forgetOldest(bytes)
+    if (!this.budget.fits(bytes)) return
     this.answers.set(key, { value, bytes })
     this.budget.add(bytes)
   }
@@ -110,31 +115,38 @@ export class AnswerCache<T> {
    */
   private remember(key: string): void {
     const bytes = keyBytes(key)
-    while (this.seenBytes + bytes > this.limits.planBytes / 4) {
-      if (!this.forgetOldestKey()) return
-    }
-    while (!this.budget.fits(bytes)) {
-      if (!this.forgetOldestAnswer() && !this.forgetOldestKey()) return
-    }
+    if (this.seenBytes + bytes > this.limits.planBytes / 4) this.forgetKeys(this.seenBytes / 2)
+    if (!this.budget.fits(bytes)) this.forgetOldest(bytes)
+    if (!this.budget.fits(bytes)) return
     this.seenOnce.add(key)
     this.seenBytes += bytes
     this.budget.add(bytes)
   }
 
-  private forgetOldestKey(): boolean {
-    const key = this.seenOnce.values().next().value
-    if (key === undefined) return false
-    this.seenOnce.delete(key)
-    this.seenBytes -= keyBytes(key)
-    this.budget.add(-keyBytes(key))
-    return true
+  // Eviction goes in batches, one pass each: removing entries one at a time from the front of a Map or Set makes
+  // every later pass step over the freed slots again until the table is rebuilt.
+
+  /** Frees `bytes` and a sixteenth of the plan besides: oldest answers first, then oldest keys. */
+  private forgetOldest(bytes: number): void {
+    let toFree = bytes + this.limits.planBytes / 16
+    for (const [key, entry] of this.answers) {
+      if (toFree <= 0) return
+      this.answers.delete(key)
+      this.budget.add(-entry.bytes)
+      toFree -= entry.bytes
+    }
+    this.forgetKeys(toFree)
   }
 
-  private forgetOldestAnswer(): boolean {
-    const oldest = this.answers.entries().next().value
-    if (oldest === undefined) return false
-    this.answers.delete(oldest[0])
-    this.budget.add(-oldest[1].bytes)
-    return true
+  /** Forgets the oldest first sightings until `bytes` are freed. */
+  private forgetKeys(bytes: number): void {
+    let toFree = bytes
+    for (const key of this.seenOnce) {
+      if (toFree <= 0) return
+      this.seenOnce.delete(key)
+      this.seenBytes -= keyBytes(key)
+      this.budget.add(-keyBytes(key))
+      toFree -= keyBytes(key)
+    }
   }
 }

@@ -279,8 +279,10 @@ export function createFlagsEvaluator(deps: {
       // Kept from the second time the same inputs arrive: one-off requests (a new visitor, a changing property)
       // would otherwise fill the memory with answers never asked for again. Large inputs are never kept.
       if (!result.errorsWhileComputingFlags) {
-        Object.freeze(result.flags)
-        Object.freeze(result)
+        if (answers.isRepeat(key)) {
+          Object.freeze(result.flags)
+          Object.freeze(result)
+        }
         const person = personOutcome?.properties
         answers.offer(key, { person, result }, plan.candidates.length, 2 * (personOutcome?.propertiesChars ?? 0))
       }

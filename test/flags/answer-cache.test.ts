@@ -30,10 +30,12 @@ describe('answer cache', () => {
     cache.offer('k002', 'b', 1, 5_000)
     expect(cache.get('k001')).toBeUndefined()
     expect(cache.get('k002')).toBe('b')
+    // An answer larger than the whole plan is not kept, and pushes nothing out.
     cache.offer('k003', 'a', 1, 20_000)
     cache.offer('k003', 'b', 1, 20_000)
     expect(cache.get('k003')).toBeUndefined()
-    expect(cache.bytes).toBeLessThanOrEqual(LIMITS.planBytes)
+    expect(cache.get('k002')).toBe('b')
+    expect(cache.bytes).toBe(5_376)
   })
 
   it('never remembers inputs longer than the key limit', () => {
@@ -51,11 +53,12 @@ describe('answer cache', () => {
       cache.offer(key(i), 'a', 1)
       cache.offer(key(i), 'b', 1)
     }
-    // 10,000 bytes hold 26 answers of 376 bytes.
-    expect(cache.size).toBe(26)
-    expect(cache.bytes).toBe(26 * 376)
-    expect(cache.get(key(13))).toBeUndefined()
-    expect(cache.get(key(14))).toBe('b')
+    // 10,000 bytes hold 26 answers of 376 bytes; each time the next does not fit, the oldest go until 376 + 625
+    // bytes (a sixteenth of the plan) are free: three answers. 26 - 3 + 1 at keys 26, 29, 32, 35 and 38.
+    expect(cache.size).toBe(25)
+    expect(cache.bytes).toBe(25 * 376)
+    expect(cache.get(key(14))).toBeUndefined()
+    expect(cache.get(key(15))).toBe('b')
     expect(cache.get(key(39))).toBe('b')
   })
 
@@ -66,7 +69,8 @@ describe('answer cache', () => {
       cache.offer(key(i), 'b', 1)
     }
     for (let i = 100; i < 1_000; i++) cache.offer(key(i), 'once', 1)
-    // 24 keys of 104 bytes fit in 2,500; the answers give way for them: 9,776 + 2,496 - 7 × 376 <= 10,000.
+    // 24 keys of 104 bytes fit in 2,500 (past that the older half goes); the 25 answers (9,400 bytes) give way
+    // two at a time (104 + 625 bytes to free) until 19 of them and 24 keys fit: 7,144 + 2,496 <= 10,000.
     expect(cache.bytes).toBe(19 * 376 + 24 * 104)
     expect(cache.size).toBe(19)
     expect(cache.get(key(20))).toBeUndefined()
