@@ -207,6 +207,13 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     limit: limits.publicFailuresPerMinute,
     windowMs: MINUTE_MS,
   }
+  // Refusing an oversized payload costs its decoding up to the cap (an lz64 bomb: tens of milliseconds of the
+  // request thread and a 20 MB buffer), so an address gets a twentieth as many of those as of other failures.
+  const publicOversize: WindowRule = {
+    name: 'public-oversize',
+    limit: limits.publicFailuresPerMinute > 0 ? Math.max(1, Math.ceil(limits.publicFailuresPerMinute / 20)) : 0,
+    windowMs: MINUTE_MS,
+  }
   const queryMinute: WindowRule = { name: 'query-m', limit: limits.queriesPerMinute, windowMs: MINUTE_MS }
   const queryHour: WindowRule = { name: 'query-h', limit: limits.queriesPerHour, windowMs: HOUR_MS }
   const releases = new WeakMap<FastifyRequest, () => Promise<void>>()
@@ -249,7 +256,8 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
         // Preflights carry no credentials, and unknown paths do no work.
         if (req.method === 'OPTIONS' || req.routeOptions.url === undefined) return done()
         if (!isPersonalKeyRoute(req)) {
-          const wait = limiter.isRefusingAny() ? limiter.waitHere(publicFailures, ipOf(req)) : 0
+          const ip = limiter.isRefusingAny() ? ipOf(req) : undefined
+          const wait = ip ? Math.max(limiter.waitHere(publicFailures, ip), limiter.waitHere(publicOversize, ip)) : 0
           return done(wait > 0 ? new Throttled(wait) : undefined)
         }
         limiter.wait(authFailures, ipOf(req)).then((wait) => done(wait > 0 ? new Throttled(wait) : undefined), done)
@@ -287,7 +295,10 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
         if (error.statusCode === 429) return undefined
         rule = publicFailures
       }
-      const wait = await limiter.hit(rule, ipOf(req))
+      const ip = ipOf(req)
+      let wait = await limiter.hit(rule, ip)
+      if (rule === publicFailures && error.statusCode === 413)
+        wait = Math.max(wait, await limiter.hit(publicOversize, ip))
       return wait > 0 ? new Throttled(wait) : undefined
     },
   }

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js'
 import { createRateLimiter } from '../../src/http/rate-limit.js'
 import { createRateLimitStore } from '../../src/http/rate-limit-store.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
+import { lzBomb } from '../helpers/hostile.js'
 
 const LIMITS = {
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '5',
@@ -100,6 +101,22 @@ describe('public endpoints', () => {
     expectThrottled(await capture(event('phc_wrong', 9), '10.2.1.1'))
     expectThrottled(await capture(event(t.creds.project_api_key, 10), '10.2.1.1'))
     expect((await capture(event(t.creds.project_api_key, 11), '10.2.1.2')).statusCode).toBe(200)
+  })
+
+  it('refuses an address sooner after oversized payloads (a twentieth of the failure limit: here 1)', async () => {
+    // 8,000 codes decompress to ~32 million characters, past the 20 MiB cap
+    const bomb = () =>
+      t.burrow.app.inject({
+        method: 'POST',
+        url: '/i/v0/e/?compression=lz64',
+        headers: { 'content-type': 'text/plain' },
+        payload: lzBomb(8_000),
+        remoteAddress: '10.2.2.1',
+      })
+    expect((await bomb()).statusCode).toBe(413)
+    expectThrottled(await bomb())
+    expectThrottled(await capture(event(t.creds.project_api_key, 12), '10.2.2.1'))
+    expect((await capture(event(t.creds.project_api_key, 13), '10.2.2.2')).statusCode).toBe(200)
   })
 })
 
