@@ -1,14 +1,10 @@
 import type * as ast from './ast.js'
 import { HogQLSyntaxError } from './errors.js'
 import { CLAUSE_WORDS, COMPARE_OPS, INTERVAL_UNITS, RESERVED_NAMES } from './keywords.js'
-import { type Token, tokenize } from './lexer.js'
+import { MAX_NESTING, TOO_DEEP, type Token, tokenize } from './lexer.js'
 
-/**
- * How deep expressions and subqueries may nest. Each level costs the parser and every later walk of the tree
- * (placeholders, cohorts, printers) a few stack frames; legitimate queries stay far below this.
- */
-export const MAX_NESTING = 200
-const TOO_DEEP = 'Query too deeply nested'
+export { MAX_NESTING }
+
 /** Longest query text accepted: tokenizing costs the request thread about half a microsecond per character. */
 export const MAX_QUERY_LENGTH = 512 * 1024
 

@@ -208,10 +208,11 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     windowMs: MINUTE_MS,
   }
   // Refusing an oversized payload costs its decoding up to the cap (an lz64 bomb: tens of milliseconds of the
-  // request thread and a 20 MB buffer), so an address gets a twentieth as many of those as of other failures.
+  // request thread and a 20 MB buffer), so an address gets a sixtieth as many of those as of other failures
+  // (10 a minute by default).
   const publicOversize: WindowRule = {
     name: 'public-oversize',
-    limit: limits.publicFailuresPerMinute > 0 ? Math.max(1, Math.ceil(limits.publicFailuresPerMinute / 20)) : 0,
+    limit: limits.publicFailuresPerMinute > 0 ? Math.max(1, Math.ceil(limits.publicFailuresPerMinute / 60)) : 0,
     windowMs: MINUTE_MS,
   }
   const queryMinute: WindowRule = { name: 'query-m', limit: limits.queriesPerMinute, windowMs: MINUTE_MS }

@@ -103,7 +103,7 @@ describe('public endpoints', () => {
     expect((await capture(event(t.creds.project_api_key, 11), '10.2.1.2')).statusCode).toBe(200)
   })
 
-  it('refuses an address sooner after oversized payloads (a twentieth of the failure limit: here 1)', async () => {
+  it('refuses an address sooner after oversized payloads (a sixtieth of the failure limit, at least 1)', async () => {
     // 8,000 codes decompress to ~32 million characters, past the 20 MiB cap
     const bomb = () =>
       t.burrow.app.inject({
