@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { hogql, postQuery } from '../queries/fixtures.js'
+import { ev } from '../queries/insights/capture.js'
 
 let t: TestApp
 const now = new Date('2024-01-10T12:00:00Z')
@@ -17,12 +18,6 @@ const api = (method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown) 
     headers: t.auth,
     ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
   })
-
-const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
-  event,
-  timestamp,
-  properties: { distinct_id: distinctId, ...properties },
-})
 
 beforeAll(async () => {
   t = await startTestApp({ clock: () => now })

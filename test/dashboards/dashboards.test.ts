@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTenant, startTestApp, type TestApp } from '../helpers/app.js'
+import { ev } from '../queries/insights/capture.js'
 
 let t: TestApp
 const now = new Date('2024-01-10T12:00:00Z')
@@ -24,12 +25,6 @@ async function create(kind: 'dashboards' | 'insights', body: Record<string, unkn
   expect(res.statusCode, res.body).toBe(201)
   return res.json()
 }
-
-const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
-  event,
-  timestamp,
-  properties: { distinct_id: distinctId, ...properties },
-})
 
 const trends = {
   kind: 'InsightVizNode',

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { QueryLogTable } from '../../src/queries/query-log.js'
 import { createKey, createMember, createTenant, startTestApp, type TestApp } from '../helpers/app.js'
+import { ev } from '../queries/insights/capture.js'
 
 let t: TestApp
 let now = new Date('2024-01-10T12:00:00Z')
@@ -19,12 +20,6 @@ const api = (method: Method, path: string, payload?: unknown, headers = t.auth, 
     headers,
     ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
   })
-
-const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
-  event,
-  timestamp,
-  properties: { distinct_id: distinctId, ...properties },
-})
 
 async function capture(apiKey: string, batch: unknown[]) {
   const res = await t.burrow.app.inject({

@@ -9,15 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../../helpers/app.js'
 import { eventRow } from '../../helpers/events.js'
 import { postQuery } from '../fixtures.js'
+import { captureBatch, ev } from './capture.js'
 
 let t: TestApp
 const now = new Date('2024-01-20T12:00:00Z')
-
-const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
-  event,
-  timestamp,
-  properties: { distinct_id: distinctId, ...properties },
-})
 
 // Funnel signup → view → buy, range Jan 1 … Jan 14 (UTC):
 // u1 converts: signup 10:00 (Chrome), view 10:10 (+600 s, ingested last: a late event), buy 11:10 (+3600 s, Safari)
@@ -51,14 +46,7 @@ const EVENTS = [
 
 beforeAll(async () => {
   t = await startTestApp({ clock: () => now })
-  const res = await t.burrow.app.inject({
-    method: 'POST',
-    url: '/batch/',
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ api_key: t.creds.project_api_key, batch: EVENTS }),
-  })
-  expect(res.statusCode, res.body).toBe(200)
-  await t.burrow.ingest.flushBackground()
+  await captureBatch(t, EVENTS)
 }, 60_000)
 afterAll(() => t.close())
 

@@ -6,15 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../../helpers/app.js'
 import { postQuery } from '../fixtures.js'
+import { captureBatch, ev } from './capture.js'
 
 let t: TestApp
 const now = new Date('2024-01-10T12:00:00Z')
-
-const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
-  event,
-  timestamp,
-  properties: { distinct_id: distinctId, ...properties },
-})
 
 // bob is created on Jan 1, before the window read for Jan 3–7 (which starts one day earlier, on Jan 2)
 // carl is created on Jan 2 (inside the window, before the range), active again on Jan 3
@@ -35,14 +30,7 @@ const EVENTS = [
 
 beforeAll(async () => {
   t = await startTestApp({ clock: () => now })
-  const res = await t.burrow.app.inject({
-    method: 'POST',
-    url: '/batch/',
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ api_key: t.creds.project_api_key, batch: EVENTS }),
-  })
-  expect(res.statusCode, res.body).toBe(200)
-  await t.burrow.ingest.flushBackground()
+  await captureBatch(t, EVENTS)
 }, 60_000)
 afterAll(() => t.close())
 

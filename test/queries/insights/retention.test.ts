@@ -5,15 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../../helpers/app.js'
 import { postQuery } from '../fixtures.js'
+import { captureBatch, ev } from './capture.js'
 
 let t: TestApp
 const now = new Date('2024-03-10T12:00:00Z')
-
-const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
-  event,
-  timestamp,
-  properties: { distinct_id: distinctId, ...properties },
-})
 
 // Sunday weeks (UTC) from Jan 7: w0 Jan 7, w1 Jan 14, w2 Jan 21, w3 Jan 28, w4 Feb 4, w5 Feb 11, w6 Feb 18, w7 Feb 25
 // pageviews by week:
@@ -39,14 +34,7 @@ const EVENTS = [
 
 beforeAll(async () => {
   t = await startTestApp({ clock: () => now })
-  const res = await t.burrow.app.inject({
-    method: 'POST',
-    url: '/batch/',
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ api_key: t.creds.project_api_key, batch: EVENTS }),
-  })
-  expect(res.statusCode, res.body).toBe(200)
-  await t.burrow.ingest.flushBackground()
+  await captureBatch(t, EVENTS)
 }, 60_000)
 afterAll(() => t.close())
 

@@ -5,16 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../../helpers/app.js'
 import { postQuery } from '../fixtures.js'
+import { ev } from './capture.js'
 
 let t: TestApp
 // Wednesday 2024-01-10 12:00 UTC; `-7d` by day covers 2024-01-03 … 2024-01-10 (8 buckets)
 const now = new Date('2024-01-10T12:00:00Z')
-
-const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
-  event,
-  timestamp,
-  properties: { distinct_id: distinctId, ...properties },
-})
 
 beforeAll(async () => {
   t = await startTestApp({ clock: () => now })
