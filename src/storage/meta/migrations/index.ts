@@ -9,6 +9,7 @@ import { rateLimits } from './0007-rate-limits.js'
 import { actions } from './0008-actions.js'
 import { accounts } from './0009-accounts.js'
 import { insightsDashboards } from './0010-insights-dashboards.js'
+import { jobLeases } from './0011-job-leases.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
 export const migrations: MetaMigration[] = [
@@ -22,4 +23,5 @@ export const migrations: MetaMigration[] = [
   actions,
   accounts,
   insightsDashboards,
+  jobLeases,
 ]
