@@ -3,9 +3,11 @@
  * entry as a new string one character longer than the last, so a short hostile body decompresses to output (and a
  * dictionary) quadratic in its length before anyone can look at the size: 250 KB runs a process out of heap.
  *
- * Here every dictionary entry is a (start, length) slice of the output, which is one growing `Uint16Array` that is
- * charged as it is written and refused the moment it passes `maxUnits`. The work one body can cause is linear: bits
- * read are bounded by the input (at most one code past its end, as lz-string reads), and units written by the cap.
+ * Here every dictionary entry is a (start, length) slice of the output, and the stream is read twice: once to
+ * measure the output (lengths only, nothing written; refused the moment it passes `maxUnits`), then to write it
+ * into one typed array of exactly that size. The work one body can cause is linear: bits read are bounded by the
+ * input (at most one code past its end, as lz-string reads), and units written by the cap — and a body over the
+ * cap writes nothing: a 250 KB bomb is refused after reading the ~6,500 codes that name 20 Mi characters.
  *
  * The format (lz-string 1.x): a stream of codes, each `numBits` wide, read from the base64 characters' highest bit
  * first and assembled lowest bit first. Code 0 and 1 carry an 8- and 16-bit literal, 2 ends the stream, anything
@@ -40,12 +42,26 @@ REVERSED['='.charCodeAt(0)] = 0
 
 // Codes wider than this cannot occur below a 2^25-unit output; the 31-bit reader stays exact up to it.
 const MAX_CODE_BITS = 26
-const FIRST_CAPACITY = 4096
 const TEXT_CHUNK = 8192
 const IS_LITTLE_ENDIAN = endianness() === 'LE'
 
 /** Decompresses lz-string base64 text into at most `maxUnits` UTF-16 code units, or throws {@link Lz64Error}. */
 export function decompressLz64(input: string, maxUnits: number): string {
+  // First pass: the output's length and width from the codes alone, writing nothing. A bomb is refused here after
+  // reading the few thousand codes that name its cap's worth of output: microseconds, and no memory but the
+  // dictionary's lengths. A valid body is then written once into a buffer of exactly its size.
+  const size = walk(input, maxUnits, null)
+  if (size.units === 0) return ''
+  const out = size.wide ? new Uint16Array(size.units) : new Uint8Array(size.units)
+  walk(input, maxUnits, out)
+  return toText(out, size.units)
+}
+
+/**
+ * Reads the code stream once. With `out` null it only measures (and checks the cap); with `out` (as large as the
+ * measure said) it writes the output too. One loop for both, so the two passes cannot disagree on the format.
+ */
+function walk(input: string, maxUnits: number, out: Uint8Array | Uint16Array | null): { units: number; wide: boolean } {
   const length = input.length
   const endBits = length * 6
   let acc = 0
@@ -70,33 +86,24 @@ export function decompressLz64(input: string, maxUnits: number): string {
     return value
   }
 
-  // One byte per unit until a literal needs two: most payloads are ASCII JSON, half the memory and a fast decode.
-  let out: Uint8Array | Uint16Array = new Uint8Array(Math.min(FIRST_CAPACITY, Math.max(1, maxUnits)))
   let outLength = 0
-  // Copies use set(subarray): V8's copyWithin moves one element at a time, 20× slower. No copy overlaps its
-  // source: every entry lies wholly in what was written before.
-  const resize = (capacity: number, wide: boolean) => {
-    const grown = wide ? new Uint16Array(capacity) : new Uint8Array(capacity)
-    grown.set(out.subarray(0, outLength))
-    out = grown
-  }
+  let wide = false
   const reserve = (n: number) => {
-    const needed = outLength + n
-    if (needed > maxUnits) throw new Lz64Error(`decompresses past ${maxUnits} characters`, true)
-    if (needed > out.length) resize(Math.min(maxUnits, Math.max(needed, out.length * 2)), out instanceof Uint16Array)
+    if (outLength + n > maxUnits) throw new Lz64Error(`decompresses past ${maxUnits} characters`, true)
   }
   const writeLiteral = (unit: number) => {
     reserve(1)
-    if (unit > 0xff && out instanceof Uint8Array) resize(out.length, true)
-    out[outLength] = unit
+    if (unit > 0xff) wide = true
+    if (out) out[outLength] = unit
   }
 
-  // Entries 0–2 stand for the codes of the same numbers and are never read.
+  // Entries 0–2 stand for the codes of the same numbers and are never read. Every entry is a slice of the output
+  // (`starts` matter only when writing).
   let starts = new Int32Array(1024)
   let lengths = new Int32Array(1024)
   let dictSize = 3
   const addEntry = (start: number, len: number) => {
-    if (dictSize === starts.length) {
+    if (dictSize === lengths.length) {
       const grownStarts = new Int32Array(dictSize * 2)
       grownStarts.set(starts)
       starts = grownStarts
@@ -111,7 +118,7 @@ export function decompressLz64(input: string, maxUnits: number): string {
 
   if (length === 0) throw new Lz64Error('no data', false)
   const first = read(2)
-  if (first === 2) return ''
+  if (first === 2) return { units: 0, wide: false }
   if (first === 3) throw new Lz64Error('stream does not start with a literal', false)
   writeLiteral(read(first === 0 ? 8 : 16))
   outLength++
@@ -142,17 +149,21 @@ export function decompressLz64(input: string, maxUnits: number): string {
 
     const entryStart = outLength
     let entryLength: number
+    // Copies use set(subarray): V8's copyWithin moves one element at a time, 20× slower. No copy overlaps its
+    // source: every entry lies wholly in what was written before.
     if (isLiteral) {
       entryLength = 1
     } else if (code < dictSize) {
       entryLength = lengths[code]
       reserve(entryLength)
-      out.set(out.subarray(starts[code], starts[code] + entryLength), outLength)
+      if (out) out.set(out.subarray(starts[code], starts[code] + entryLength), outLength)
     } else if (code === dictSize) {
       entryLength = wLength + 1
       reserve(entryLength)
-      out.set(out.subarray(wStart, wStart + wLength), outLength)
-      out[outLength + wLength] = out[wStart]
+      if (out) {
+        out.set(out.subarray(wStart, wStart + wLength), outLength)
+        out[outLength + wLength] = out[wStart]
+      }
     } else {
       throw new Lz64Error(`code ${code} names no dictionary entry`, false)
     }
@@ -168,7 +179,7 @@ export function decompressLz64(input: string, maxUnits: number): string {
       numBits++
     }
   }
-  return toText(out, outLength)
+  return { units: outLength, wide }
 }
 
 function toText(units: Uint8Array | Uint16Array, length: number): string {

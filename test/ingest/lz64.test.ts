@@ -99,6 +99,17 @@ describe('decompressLz64 on hostile input', () => {
     expect(err.message).toBe(`decompresses past ${20 * 1024 * 1024} characters`)
   })
 
+  it('refuses a bomb before writing any of its output', () => {
+    // The benchmark's 250 KB bomb (~4·10⁹ characters): the measuring pass refuses it having allocated only the
+    // dictionary's lengths (a writing decoder would hold the 20 MiB cap's worth of output by then).
+    const bomb = lzBomb(100_000)
+    for (let i = 0; i < 3; i++) {
+      const before = process.memoryUsage().arrayBuffers
+      expect(failure(bomb, 20 * 1024 * 1024).isTooLarge).toBe(true)
+      expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024)
+    }
+  })
+
   it('accepts output exactly at the cap and refuses one character more', () => {
     const text = 'abc'.repeat(1000)
     const packed = LZString.compressToBase64(text)
