@@ -3,6 +3,7 @@
  * query log around the node runners. Knows nothing of HTTP.
  */
 import crypto from 'node:crypto'
+import { tokenize } from '../hogql/lexer.js'
 import { NotFound, ValidationError } from '../http/errors.js'
 import type { EventStore } from '../storage/events/types.js'
 import { cacheFields, cacheKeyOf, createQueryCache, isStale, type QueryCache } from './cache.js'
@@ -67,6 +68,8 @@ export interface QueryServiceDeps extends RunnerDeps {
   cache?: QueryCache
   /** Runners for more node kinds (insights), by kind. */
   runners?: Record<string, NodeRunner>
+  /** What answers depend on besides the query (project settings, actions, cohorts), for cache keys. */
+  cacheContext?: (teamId: number, node: QueryNode) => Promise<unknown>
   /** Told of every failed run with the original error, whose text (engine messages) callers never see. */
   onFailure?: (error: unknown, context: { teamId: number; queryId: string; code: string }) => void
 }
@@ -165,6 +168,20 @@ function isCacheable(node: QueryNode): boolean {
   if (node.kind !== 'EventsQuery') return true
   const absolute = (v: unknown) => typeof v === 'string' && v !== '' && v !== 'all' && !RELATIVE_DATE.test(v)
   return absolute(node.after) && absolute(node.before)
+}
+
+/**
+ * Refuses HogQL text the lexer cannot read (nested past the limit, an unterminated string) before it costs a cache
+ * key, a query log row or an engine session: a flood of such queries (100,000 parentheses, 200 KB each) then costs
+ * little more than its body's parse. Lexing stops at the first fault, and a readable query's lexing is microseconds.
+ */
+function refuseUnreadable(node: QueryNode): void {
+  if (node.kind !== 'HogQLQuery' || typeof node.query !== 'string') return
+  try {
+    tokenize(node.query)
+  } catch (error) {
+    throw toQueryError(error)
+  }
 }
 
 export function createQueryService(deps: QueryServiceDeps) {
@@ -268,8 +285,9 @@ export function createQueryService(deps: QueryServiceDeps) {
       }
       const mode = modeOf(request)
       const node = applyOverrides(resolveNode(request.query), request)
+      refuseUnreadable(node)
       const queryId = clientQueryId ?? crypto.randomUUID().replace(/-/g, '')
-      const cacheKey = cacheKeyOf(team.id, team.timezone, node)
+      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await deps.cacheContext?.(team.id, node))
       const meta = { queryId, clientQueryId, name: request.name ?? null, cacheKey, isAsync: false }
       const now = deps.clock()
       const cached = cache.get(cacheKey)
@@ -308,9 +326,9 @@ export function createQueryService(deps: QueryServiceDeps) {
      * PostHog's `force_cache` for saved insights and dashboards: the cached result of the request's query, stale
      * or not, without calculating; null when nothing is cached.
      */
-    cached(team: QueryTeam, request: Pick<QueryRequest, 'query' | 'filters_override' | 'variables_override'>) {
+    async cached(team: QueryTeam, request: Pick<QueryRequest, 'query' | 'filters_override' | 'variables_override'>) {
       const node = applyOverrides(resolveNode(request.query), request)
-      const cacheKey = cacheKeyOf(team.id, team.timezone, node)
+      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await deps.cacheContext?.(team.id, node))
       const entry = cache.get(cacheKey)
       if (!entry) return null
       return { ...entry.response, ...cacheFields(cacheKey, entry.lastRefresh, team.timezone, true) }

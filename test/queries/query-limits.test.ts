@@ -124,6 +124,18 @@ describe('nesting', () => {
     expect(res.json().detail).toContain('Query too deeply nested')
   })
 
+  it('refuses an unreadable query before it costs a query log row', async () => {
+    const deepQuery = `select ${'('.repeat(deep)}1${')'.repeat(deep)}`
+    const res = await postQuery(t, hogql(deepQuery, { client_query_id: 'too-deep-1' }))
+    expect(res.statusCode).toBe(400)
+    const log = await t.burrow.app.inject({
+      method: 'GET',
+      url: `/api/projects/${t.creds.project_id}/query/too-deep-1/log/`,
+      headers: t.auth,
+    })
+    expect(log.statusCode).toBe(404)
+  })
+
   it('still runs queries nested as deeply as people write them', async () => {
     const res = await postQuery(t, hogql(`select ${'('.repeat(100)}1 + 1${')'.repeat(100)}`))
     expect(res.statusCode).toBe(200)
