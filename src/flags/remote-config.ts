@@ -1,9 +1,10 @@
 // posthog-js's remote configuration: served on its own (`/array/<token>/config` and the `config.js` script) and
-// merged into `/flags?config=true` and `/decide`. Burrow has no per-project settings for recordings, heatmaps or
-// surveys yet, so those are reported off, the way PostHog reports a project that has not enabled them.
+// merged into `/flags?config=true` and `/decide`. Burrow has no per-project settings for recordings or heatmaps yet,
+// so those are reported off, the way PostHog reports a project that has not enabled them; surveys are on while one runs.
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { NotFound } from '../http/errors.js'
+import { isInternalTargetingKey } from '../surveys/targeting.js'
 import type { DefinitionsCache, ProjectContext, TeamDefinitions } from './cache.js'
 
 export type RemoteConfig = Record<string, unknown>
@@ -28,7 +29,8 @@ export function buildRemoteConfig(project: ProjectContext, definitions: TeamDefi
     captureDeadClicks: false,
     sessionRecording: false,
     heatmaps: false,
-    surveys: false,
+    // Every survey keeps an internal targeting flag that is active exactly while the survey runs.
+    surveys: definitions.flags.some((flag) => flag.active && !flag.deleted && isInternalTargetingKey(flag.key)),
     productTours: false,
     defaultIdentifiedOnly: true,
     siteApps: [],

@@ -10,6 +10,8 @@ import { actions } from './0008-actions.js'
 import { accounts } from './0009-accounts.js'
 import { insightsDashboards } from './0010-insights-dashboards.js'
 import { jobLeases } from './0011-job-leases.js'
+import { personDeletions } from './0012-person-deletions.js'
+import { surveys } from './0015-surveys.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
 export const migrations: MetaMigration[] = [
@@ -24,4 +26,6 @@ export const migrations: MetaMigration[] = [
   accounts,
   insightsDashboards,
   jobLeases,
+  personDeletions,
+  surveys,
 ]
