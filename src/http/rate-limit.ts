@@ -72,6 +72,9 @@ export function createRateLimiter(deps: {
     /** Whether this process is refusing any subject at all (if not, nobody needs looking up). */
     isRefusingAny: () => blocked.size > 0,
 
+    /** The limiter's clock, in ms. */
+    now,
+
     /**
      * Seconds the subject must wait as far as this process knows (0: go ahead), from memory only: it counted
      * the hit that reached the limit, or read it from the shared counter.
@@ -218,6 +221,20 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
   const queryMinute: WindowRule = { name: 'query-m', limit: limits.queriesPerMinute, windowMs: MINUTE_MS }
   const queryHour: WindowRule = { name: 'query-h', limit: limits.queriesPerHour, windowMs: HOUR_MS }
   const releases = new WeakMap<FastifyRequest, () => Promise<void>>()
+  /**
+   * Credentials over their query limit → end of their block (ms), by a digest of the Authorization header: a
+   * key's next query is refused when the request arrives, before its body (up to 512 KiB of HogQL) is read and
+   * parsed and before authentication. Only ever holds credentials that authenticated and reached their limit.
+   */
+  const blockedCredentials = new Map<string, number>()
+  const credentialOf = (req: FastifyRequest) => {
+    const header = req.headers.authorization
+    return typeof header === 'string' && header !== ''
+      ? crypto.createHash('sha256').update(header).digest('base64')
+      : undefined
+  }
+  const isQueryWork = (req: FastifyRequest) =>
+    req.method === 'POST' && req.routeOptions.url !== undefined && QUERY_ROUTE.test(req.routeOptions.url)
 
   const ipOf = (req: FastifyRequest) =>
     clientIp(req.headers, req.socket.remoteAddress, deps.trustedProxies) || 'unknown'
@@ -241,7 +258,18 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     if (keyId !== undefined) {
       const subject = String(keyId)
       const wait = Math.max(await limiter.hit(queryMinute, subject), await limiter.hit(queryHour, subject))
-      if (wait > 0) throw new Throttled(wait)
+      if (wait > 0) {
+        const credential = credentialOf(req)
+        if (credential !== undefined) {
+          const at = limiter.now()
+          if (blockedCredentials.size >= MAX_REMEMBERED_BLOCKS) {
+            for (const [k, until] of blockedCredentials) if (until <= at) blockedCredentials.delete(k)
+            if (blockedCredentials.size >= MAX_REMEMBERED_BLOCKS) blockedCredentials.clear()
+          }
+          blockedCredentials.set(credential, at + wait * 1000)
+        }
+        throw new Throttled(wait)
+      }
     }
     if (limits.queryConcurrency > 0 && req.project) {
       const done = await limiter.acquire(`query:${req.project.id}`, limits.queryConcurrency)
@@ -260,6 +288,15 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
           const ip = limiter.isRefusingAny() ? ipOf(req) : undefined
           const wait = ip ? Math.max(limiter.waitHere(publicFailures, ip), limiter.waitHere(publicOversize, ip)) : 0
           return done(wait > 0 ? new Throttled(wait) : undefined)
+        }
+        if (blockedCredentials.size > 0 && isQueryWork(req)) {
+          const credential = credentialOf(req)
+          const until = credential === undefined ? undefined : blockedCredentials.get(credential)
+          if (until !== undefined && credential !== undefined) {
+            const left = until - limiter.now()
+            if (left > 0) return done(new Throttled(Math.ceil(left / 1000)))
+            blockedCredentials.delete(credential)
+          }
         }
         limiter.wait(authFailures, ipOf(req)).then((wait) => done(wait > 0 ? new Throttled(wait) : undefined), done)
       })

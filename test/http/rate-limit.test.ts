@@ -133,6 +133,18 @@ describe('query API', () => {
   it('limits queries per key and minute, from any address', async () => {
     for (let i = 0; i < 3; i++) expect((await query(`10.3.0.${i + 1}`)).statusCode).toBe(200)
     expectThrottled(await query('10.3.0.9'))
+    // Once over its limit, the key is refused as the request arrives: a body that would not even parse (and
+    // would cost its parse, 400) answers 429 too. Other routes still take the key.
+    expectThrottled(
+      await t.burrow.app.inject({
+        method: 'POST',
+        url: `/api/projects/${t.creds.project_id}/query/`,
+        headers: { ...t.auth, 'content-type': 'application/json' },
+        payload: '{"query": {"kind": "HogQLQuery", "query": "select 1"',
+        remoteAddress: '10.3.0.10',
+      }),
+    )
+    expect((await projects(t.auth, '10.3.0.10')).statusCode).toBe(200)
   })
 
   it('limits queries running at once per project', async () => {
