@@ -188,21 +188,20 @@ export function createSurveyResponses(events: Pick<EventStore, 'query'>) {
         legacy: keys.legacy,
       }
       const filters = `${windowSql(window, params)}${archivedSql(archived, params)}`
-      const answered = `SELECT coalesce(
+      const answered = `SELECT ifNull(coalesce(
             nullIf(nullIf(JSONExtractRaw(properties, {byId:String}), ''), '""'),
-            nullIf(nullIf(JSONExtractRaw(properties, {legacy:String}), ''), '""')) AS answer
+            nullIf(nullIf(JSONExtractRaw(properties, {legacy:String}), ''), '""')), '') AS answer
           FROM events
           WHERE team_id = {team:Int64} AND event = '${SENT}' AND ${SURVEY_ID} = {survey:String}${filters}
             AND uuid IN ${UNIQUE_SENT}`
       const [count, grouped] = await Promise.all([
-        events.query<[string]>(
-          `SELECT toString(count()) FROM (${answered}) WHERE answer IS NOT NULL AND answer NOT IN ('null', '[]')`,
-          { params },
-        ),
+        events.query<[string]>(`SELECT toString(count()) FROM (${answered}) WHERE answer NOT IN ('', 'null', '[]')`, {
+          params,
+        }),
         events.query<[string, string]>(
           `SELECT value, toString(count()) FROM (
              SELECT arrayJoin(if(startsWith(answer, '['), JSONExtractArrayRaw(answer), [answer])) AS value
-             FROM (${answered}) WHERE answer IS NOT NULL AND answer != 'null')
+             FROM (${answered}) WHERE answer NOT IN ('', 'null'))
            WHERE value NOT IN ('', '""', 'null')
            GROUP BY value ORDER BY value LIMIT 10000`,
           { params },
