@@ -3,9 +3,13 @@ import type { InsightDeps } from '../insights/context.js'
 import type { NodeRunner } from '../runner.js'
 import { createFunnelsRunner } from './funnels.js'
 import { createLifecycleRunner } from './lifecycle.js'
+import { createPathsRunner } from './paths.js'
 import { createRetentionRunner } from './retention.js'
+import { createSessionsRunner } from './sessions.js'
 import { createStickinessRunner } from './stickiness.js'
 import { createTrendsRunner } from './trends.js'
+import { createWebOverviewRunner } from './web-overview.js'
+import { createWebStatsTableRunner } from './web-stats-table.js'
 
 export function createInsightRunners(deps: InsightDeps): Record<string, NodeRunner> {
   return {
@@ -14,5 +18,9 @@ export function createInsightRunners(deps: InsightDeps): Record<string, NodeRunn
     LifecycleQuery: createLifecycleRunner(deps),
     RetentionQuery: createRetentionRunner(deps),
     FunnelsQuery: createFunnelsRunner(deps),
+    SessionsQuery: createSessionsRunner(deps),
+    WebOverviewQuery: createWebOverviewRunner(deps),
+    WebStatsTableQuery: createWebStatsTableRunner(deps),
+    PathsQuery: createPathsRunner(deps),
   }
 }
