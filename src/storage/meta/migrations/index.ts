@@ -11,6 +11,7 @@ import { accounts } from './0009-accounts.js'
 import { insightsDashboards } from './0010-insights-dashboards.js'
 import { jobLeases } from './0011-job-leases.js'
 import { personDeletions } from './0012-person-deletions.js'
+import { endpoints } from './0013-endpoints.js'
 import { surveys } from './0015-surveys.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
@@ -27,5 +28,6 @@ export const migrations: MetaMigration[] = [
   insightsDashboards,
   jobLeases,
   personDeletions,
+  endpoints,
   surveys,
 ]
