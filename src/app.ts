@@ -63,6 +63,7 @@ import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
 import { createProjectStore } from './projects/store.js'
 import { createCohortLoader } from './queries/cohorts.js'
+import { cacheContextLoader } from './queries/cache-context.js'
 import { createInsightRunners } from './queries/nodes/index.js'
 import { createPersonLookup } from './queries/person-lookup.js'
 import { createQueryLogStore } from './queries/query-log.js'
@@ -169,25 +170,37 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     flagQuota,
     actions: createActionService({ actions: stores.actions, clock }),
   }
+  const insightSettings = async (teamId: number) => {
+    const project = await stores.projects.get(teamId)
+    let testAccountFilters: unknown[] = []
+    try {
+      const parsed = JSON.parse(project?.test_account_filters ?? '[]')
+      if (Array.isArray(parsed)) testAccountFilters = parsed
+    } catch {}
+    return { weekStartDay: (project?.week_start_day === 1 ? 1 : 0) as 0 | 1, testAccountFilters }
+  }
+  const cohortLoader = createCohortLoader(stores.cohorts)
   const queries = createQueryService({
     events,
     log: createQueryLogStore(meta.db),
     persons: createPersonLookup(stores.persons),
-    cohorts: createCohortLoader(stores.cohorts),
+    cohorts: cohortLoader,
     propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
     actions: (teamId) => services.actions.hogql(teamId),
     runners: createInsightRunners({
       clock,
-      settings: async (teamId) => {
-        const project = await stores.projects.get(teamId)
-        let testAccountFilters: unknown[] = []
-        try {
-          const parsed = JSON.parse(project?.test_account_filters ?? '[]')
-          if (Array.isArray(parsed)) testAccountFilters = parsed
-        } catch {}
-        return { weekStartDay: project?.week_start_day === 1 ? 1 : 0, testAccountFilters }
-      },
+      settings: insightSettings,
       actions: (teamId) => services.actions.infos(teamId),
+      cohortNames: async (teamId) =>
+        new Map(
+          (await stores.cohorts.allForTeam(teamId)).filter((c) => c.deleted === 0).map((c) => [c.id, c.name]),
+        ),
+    }),
+    cacheContext: cacheContextLoader({
+      settings: insightSettings,
+      actionsHogQL: (teamId) => services.actions.hogql(teamId),
+      actionNames: (teamId) => services.actions.infos(teamId),
+      cohorts: cohortLoader,
     }),
     clock,
     limits: config.queryLimits,

@@ -161,7 +161,7 @@ export function createInsightResults(deps: { queries: Pick<QueryService, 'query'
           // A node kind the service cannot run has no cached result either: nothing to show, nothing wrong.
           let cached: Record<string, unknown> | null = null
           try {
-            cached = deps.queries.cached(team, request)
+            cached = await deps.queries.cached(team, request)
           } catch (error) {
             if (!(error instanceof ApiError)) throw error
           }

@@ -34,9 +34,18 @@ function canonical(value: unknown): unknown {
   return out
 }
 
-/** `cache_<hash>` of everything that decides the result. */
-export function cacheKeyOf(teamId: number, timezone: string, query: unknown): string {
-  const payload = JSON.stringify({ team_id: teamId, timezone, query: canonical(query) })
+/**
+ * `cache_<hash>` of everything that decides the result: the project, its timezone, the query, and what else the
+ * answer depends on (`context`: the project's week start and test-account filters, the actions and cohorts the
+ * query may refer to — see `cacheContextLoader`).
+ */
+export function cacheKeyOf(teamId: number, timezone: string, query: unknown, context?: unknown): string {
+  const payload = JSON.stringify({
+    team_id: teamId,
+    timezone,
+    query: canonical(query),
+    ...(context === undefined ? {} : { context }),
+  })
   return `cache_${crypto.createHash('sha256').update(payload).digest('hex').slice(0, 40)}`
 }
 

@@ -12,6 +12,8 @@ export interface InsightDeps {
   settings(teamId: number): Promise<{ weekStartDay: 0 | 1; testAccountFilters: unknown[] }>
   /** The project's live actions, by id. */
   actions(teamId: number): Promise<Map<number, ActionInfo>>
+  /** The project's live cohorts' names, by id (labels of cohort breakdowns). */
+  cohortNames?(teamId: number): Promise<Map<number, string>>
 }
 
 export interface InsightContext {

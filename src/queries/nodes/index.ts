@@ -6,8 +6,11 @@ import { createLifecycleRunner } from './lifecycle.js'
 import { createPathsRunner } from './paths.js'
 import { createRetentionRunner } from './retention.js'
 import { createSessionsRunner } from './sessions.js'
+import { createSessionsRunner } from './sessions.js'
 import { createStickinessRunner } from './stickiness.js'
 import { createTrendsRunner } from './trends.js'
+import { createWebOverviewRunner } from './web-overview.js'
+import { createWebStatsTableRunner } from './web-stats-table.js'
 import { createWebOverviewRunner } from './web-overview.js'
 import { createWebStatsTableRunner } from './web-stats-table.js'
 
@@ -18,6 +21,9 @@ export function createInsightRunners(deps: InsightDeps): Record<string, NodeRunn
     LifecycleQuery: createLifecycleRunner(deps),
     RetentionQuery: createRetentionRunner(deps),
     FunnelsQuery: createFunnelsRunner(deps),
+    SessionsQuery: createSessionsRunner(deps),
+    WebOverviewQuery: createWebOverviewRunner(deps),
+    WebStatsTableQuery: createWebStatsTableRunner(deps),
     SessionsQuery: createSessionsRunner(deps),
     WebOverviewQuery: createWebOverviewRunner(deps),
     WebStatsTableQuery: createWebStatsTableRunner(deps),

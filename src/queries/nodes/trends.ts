@@ -349,6 +349,11 @@ export function createTrendsRunner(deps: InsightDeps): NodeRunner {
           : previousPeriod(current)
       periods.push({ range: previous, label: 'previous' })
     }
+    const cohortNames =
+      plan.breakdown.kind === 'cohort' ? ((await deps.cohortNames?.(ctx.team.id)) ?? new Map()) : undefined
+    /** a cohort breakdown's label part: the cohort's name, "all users" for everyone (PostHog's id 0) */
+    const cohortLabel = (value: unknown) =>
+      value === 'all' ? 'all users' : (cohortNames?.get(Number(value)) ?? String(value))
     const formulas = formulasOf(trendsFilterOf(node)).map((f, i) => ({
       ...f,
       ast: parseFormula(f.formula, plan.series.length, `trendsFilter__formulas__${i}`),
@@ -430,9 +435,11 @@ export function createTrendsRunner(deps: InsightDeps): NodeRunner {
           const label =
             plan.breakdown.kind === 'none'
               ? name
-              : plan.series.length > 1
-                ? `${name} - ${breakdownLabel(row.value)}`
-                : breakdownLabel(row.value)
+              : plan.breakdown.kind === 'cohort'
+                ? `${name} - ${cohortLabel(row.value)}`
+                : plan.series.length > 1
+                  ? `${name} - ${breakdownLabel(row.value)}`
+                  : breakdownLabel(row.value)
           const math = effectiveMath(series, period.range)
           results.push(
             shape(row.data, {

@@ -1,0 +1,65 @@
+/**
+ * What a query's answer depends on besides the query itself, for its cache key: the project's week start and
+ * test-account filters (insight settings), and — when the query may refer to them — the project's actions (their
+ * HogQL and names) and cohorts (their definitions or static members). Editing any of these gives new keys, so a
+ * cached answer computed before the edit is never served after it.
+ */
+import crypto from 'node:crypto'
+import type { CohortResolver } from '../hogql/index.js'
+
+export interface CacheContextSources {
+  settings(teamId: number): Promise<{ weekStartDay: 0 | 1; testAccountFilters: unknown[] }>
+  /** the project's actions as HogQL, by id */
+  actionsHogQL?(teamId: number): Promise<Record<number, string>>
+  /** the project's actions' names, by id (they appear in results) */
+  actionNames?(teamId: number): Promise<Map<number, { name: string }>>
+  cohorts?(teamId: number): Promise<CohortResolver>
+}
+
+const digest = (value: unknown) =>
+  crypto
+    .createHash('sha256')
+    .update(JSON.stringify(value) ?? '')
+    .digest('hex')
+    .slice(0, 32)
+
+const sortedEntries = <T>(record: Record<number, T>) =>
+  Object.keys(record)
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((id) => [id, record[id]] as const)
+
+/** A function giving the cache context of a node of a project (a small JSON value). */
+export function cacheContextLoader(sources: CacheContextSources) {
+  return async (teamId: number, node: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    const text = JSON.stringify(node)
+    // the executor loads actions and cohorts on the same kind of evidence (and action steps may use cohorts)
+    const mayUseActions = /action/i.test(text)
+    const mayUseCohorts = /cohort/i.test(text) || mayUseActions
+    const [settings, hogql, names, cohorts] = await Promise.all([
+      sources.settings(teamId),
+      mayUseActions ? sources.actionsHogQL?.(teamId) : undefined,
+      mayUseActions ? sources.actionNames?.(teamId) : undefined,
+      mayUseCohorts ? sources.cohorts?.(teamId) : undefined,
+    ])
+    const context: Record<string, unknown> = {
+      week_start_day: settings.weekStartDay,
+      test_account_filters: digest(settings.testAccountFilters),
+    }
+    if (hogql || names) {
+      context.actions = digest({
+        hogql: hogql ? sortedEntries(hogql) : null,
+        names: names ? [...names.entries()].sort((a, b) => a[0] - b[0]).map(([id, a]) => [id, a.name]) : null,
+      })
+    }
+    if (cohorts) {
+      context.cohorts = digest({
+        byId: sortedEntries(cohorts.byId),
+        byName: cohorts.byName ? Object.entries(cohorts.byName).sort() : null,
+      })
+    }
+    return context
+  }
+}
+
+export type CacheContext = ReturnType<typeof cacheContextLoader>
