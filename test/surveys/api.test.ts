@@ -509,3 +509,94 @@ describe('scopes', () => {
     expect((await get('activity/', both)).statusCode).toBe(200)
   })
 })
+
+describe('the SDK endpoints', () => {
+  const publicList = (query: string) => t.burrow.app.inject({ method: 'GET', url: `/api/surveys/?${query}` })
+
+  it('lists the project’s surveys that are not archived, in the SDK’s shape, by project token', async () => {
+    const running = await create({
+      name: 'Public running',
+      start_date: '2026-11-01T00:00:00Z',
+      description: 'internal notes',
+      linked_flag_id: (await createFlag(t, { key: 'public-linked', filters: { groups: [] } })).id,
+      targeting_flag_filters: { groups: [{ properties: [{ key: 'plan', value: 'pro', type: 'person' }] }] },
+      conditions: { url: 'checkout', urlMatchType: 'icontains' },
+    })
+    const archived = await create({ name: 'Public archived', archived: true })
+    const res = await publicList(`token=${t.creds.project_api_key}`)
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['access-control-allow-origin']).toBeUndefined()
+    const body = res.json()
+    expect(body.survey_config).toBeNull()
+    const ids = body.surveys.map((s: Json) => s.id)
+    expect(ids).toContain(running.id)
+    expect(ids).not.toContain(archived.id)
+    const shown = body.surveys.find((s: Json) => s.id === running.id)
+    expect(Object.keys(shown).sort()).toEqual(
+      [
+        'id',
+        'name',
+        'type',
+        'linked_flag_key',
+        'targeting_flag_key',
+        'internal_targeting_flag_key',
+        'questions',
+        'conditions',
+        'appearance',
+        'start_date',
+        'end_date',
+        'current_iteration',
+        'current_iteration_start_date',
+        'schedule',
+        'enable_partial_responses',
+      ].sort(),
+    )
+    expect(shown).toMatchObject({
+      linked_flag_key: 'public-linked',
+      targeting_flag_key: running.targeting_flag.key,
+      internal_targeting_flag_key: running.internal_targeting_flag.key,
+      conditions: { url: 'checkout', urlMatchType: 'icontains' },
+      start_date: '2026-11-01T00:00:00Z',
+    })
+  })
+
+  it('answers 401 without a token or with an unknown one, and takes no writes', async () => {
+    expect((await publicList('')).json()).toMatchObject({ type: 'authentication_error', code: 'missing_api_key' })
+    const unknown = await publicList('token=phc_unknown')
+    expect(unknown.statusCode).toBe(401)
+    expect(unknown.json().code).toBe('invalid_api_key')
+    const long = await publicList(`token=${'x'.repeat(500)}`)
+    expect(long.statusCode).toBe(400)
+    const write = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/surveys/?token=${t.creds.project_api_key}`,
+      payload: { name: 'x' },
+    })
+    expect(write.statusCode).toBe(405)
+  })
+
+  it('tells posthog-js that surveys are on while one runs', async () => {
+    const other = await createTenant(t)
+    const token = other.project.api_token
+    const configOf = async () =>
+      (await t.burrow.app.inject({ method: 'GET', url: `/array/${token}/config` })).json().surveys
+    expect(await configOf()).toBe(false)
+    const created = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${other.project.id}/surveys/`,
+      headers: other.auth,
+      payload: { name: 'Remote', type: 'popover', questions: [question()], start_date: '2026-11-01T00:00:00Z' },
+    })
+    expect(created.statusCode).toBe(201)
+    expect(await configOf()).toBe(true)
+    const flags = await postFlags(t, { distinct_id: 'someone', token }, { url: '/flags/?v=2&config=true' })
+    expect(flags.json().config?.surveys ?? flags.json().surveys).toBe(true)
+    await t.burrow.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${other.project.id}/surveys/${created.json().id}/`,
+      headers: other.auth,
+      payload: { end_date: '2026-11-02T00:00:00Z' },
+    })
+    expect(await configOf()).toBe(false)
+  })
+})
