@@ -26,6 +26,8 @@ import { createDashboardStore } from './dashboards/store.js'
 import { definitionRoutes } from './definitions/routes.js'
 import { createDefinitionService } from './definitions/service.js'
 import { createDefinitionStore } from './definitions/store.js'
+import { eventRoutes } from './events/routes.js'
+import { createEventService } from './events/service.js'
 import { createDefinitionsCache } from './flags/cache.js'
 import { flagsEndpointRoutes } from './flags/evaluate-route.js'
 import { createFlagsEvaluator } from './flags/evaluation-service.js'
@@ -35,6 +37,8 @@ import { remoteConfigRoutes } from './flags/remote-config.js'
 import { flagRoutes } from './flags/routes.js'
 import { createFlagService, toFlagDefinition } from './flags/service.js'
 import { createFlagStore } from './flags/store.js'
+import { groupRoutes } from './groups/routes.js'
+import { createGroupService } from './groups/service.js'
 import { authPlugin } from './http/auth.js'
 import { bodyDepthPlugin } from './http/body-depth.js'
 import { answerClientError, answerFrameworkError, installErrorHandling } from './http/error-handler.js'
@@ -52,12 +56,16 @@ import { createInsightResults } from './insights/results.js'
 import { insightRoutes } from './insights/routes.js'
 import { createInsightService } from './insights/service.js'
 import { createInsightStore } from './insights/store.js'
+import { createJobLeases } from './jobs/leases.js'
 import { memberRoutes } from './organizations/member-routes.js'
 import { createMemberService } from './organizations/members.js'
 import { organizationRoutes } from './organizations/routes.js'
 import { createOrganizationService } from './organizations/service.js'
 import { createOrganizationStore } from './organizations/store.js'
 import { createPersonCache } from './persons/cache.js'
+import { createPersonDeletions } from './persons/deletions.js'
+import { personRoutes } from './persons/routes.js'
+import { createPersonService } from './persons/service.js'
 import { createPersonStore } from './persons/store.js'
 import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
@@ -68,6 +76,7 @@ import { createInsightRunners } from './queries/nodes/index.js'
 import { createPersonLookup } from './queries/person-lookup.js'
 import { createQueryLogStore } from './queries/query-log.js'
 import { queryRoutes } from './queries/routes.js'
+import { createHogQLExecutor } from './queries/runner.js'
 import { createQueryService } from './queries/service.js'
 import { type EventStore, migrateEventStore, openEventStore } from './storage/events/index.js'
 import { type MetaDb, openMetaDb } from './storage/meta/db.js'
@@ -370,14 +379,15 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
 
   const geoip = await createGeoIp(config.geoipDbPath)
   const personCache = createPersonCache({ persons: stores.persons })
+  const personProcessor = createPersonProcessor({
+    persons: stores.persons,
+    clock,
+    onChanged: (teamId, distinctIds) => personCache.invalidate(teamId, distinctIds),
+  })
   const ingest = createIngestService({
     projects: stores.projects,
     organizations: stores.organizations,
-    persons: createPersonProcessor({
-      persons: stores.persons,
-      clock,
-      onChanged: (teamId, distinctIds) => personCache.invalidate(teamId, distinctIds),
-    }),
+    persons: personProcessor,
     committer,
     usage: createUsageStore(meta.db),
     geoip,
@@ -386,6 +396,55 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     onError: (err, what) => app.log.error({ err }, `${what} failed`),
   })
   await app.register(ingestRoutes({ ingest, trustedProxies: config.trustedProxies }))
+  // Persons, events and groups read the event store through HogQL (each project sees only its own rows).
+  const hogql = createHogQLExecutor({
+    events,
+    persons: createPersonLookup(stores.persons),
+    cohorts: createCohortLoader(stores.cohorts),
+    propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
+    actions: (teamId) => services.actions.hogql(teamId),
+    limits: config.queryLimits,
+  })
+  const personDeletions = createPersonDeletions({
+    db: meta.db,
+    events: eventStore,
+    flushPending: () => committer.flushPending(),
+    leases: createJobLeases(meta.db),
+    remirror: async (teamId, distinctIds) => {
+      await committer.commit({ events: [], ...(await personProcessor.remirror(teamId, distinctIds, [])) })
+    },
+    clock,
+    onError: (err, what) => logError(err, what),
+  })
+  const persons = createPersonService({
+    persons: stores.persons,
+    execute: hogql,
+    capture: (token, batch) => ingest.capture({ token, events: batch, historicalMigration: false }),
+    remirror: (teamId, distinctIds) => personProcessor.remirror(teamId, distinctIds, []),
+    commit: (batch) => committer.commit(batch),
+    invalidate: (teamId, distinctIds) => personCache.invalidate(teamId, distinctIds),
+    deletions: personDeletions,
+    activity: stores.activity,
+    cohortIds: async (teamId) =>
+      (await stores.cohorts.allForTeam(teamId)).filter((c) => c.deleted === 0).map((c) => c.id),
+    clock,
+  })
+  await app.register(
+    personRoutes({
+      persons,
+      cohorts: services.cohorts,
+      activity: stores.activity,
+      users: stores.users,
+      siteUrl: config.siteUrl,
+    }),
+  )
+  await app.register(
+    eventRoutes({ events: createEventService({ execute: hogql, persons: stores.persons }), siteUrl: config.siteUrl }),
+  )
+  await app.register(
+    groupRoutes({ groups: createGroupService({ persons: stores.persons, execute: hogql }), siteUrl: config.siteUrl }),
+  )
+  personDeletions.start()
   await app.register(
     flagRoutes({ flags: services.flags, activity: stores.activity, users: stores.users, siteUrl: config.siteUrl }),
   )
@@ -439,6 +498,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   async function close() {
     if (closed) return
     closed = true
+    await personDeletions.close()
     await app.close()
     await ingest.close()
     await committer.close()

@@ -39,6 +39,13 @@ declare module 'fastify' {
 }
 
 const HOUR_MS = 3_600_000
+export const CURRENT_PROJECT = '@current'
+
+/** What `@current` means for a caller: the only project its key may use, else the user's current project. */
+export function currentProjectId(auth: Pick<AuthContext, 'scopedTeams' | 'user'>): number {
+  if (auth.scopedTeams && auth.scopedTeams.length === 1) return auth.scopedTeams[0]
+  return auth.user.current_project_id ?? Number.NaN
+}
 
 function readKey(req: FastifyRequest): { key: string; where: 'header' | 'body' | 'query' } | undefined {
   const header = req.headers.authorization
@@ -88,9 +95,18 @@ export const authPlugin = fp(
       clock: () => Date
     },
   ) => {
-    /** The project of a `:projectId` route; another organization's answers exactly as a missing one. */
+    /**
+     * The project of a `:projectId` route; another organization's answers exactly as a missing one. `@current`
+     * (PostHog's alias, on every project and environment path) names the one project a key is scoped to, else the
+     * user's current project.
+     */
     async function projectOf(auth: AuthContext, projectParam: string): Promise<ProjectRow> {
-      const id = /^\d{1,15}$/.test(projectParam) ? Number(projectParam) : Number.NaN
+      const id =
+        projectParam === CURRENT_PROJECT
+          ? currentProjectId(auth)
+          : /^\d{1,15}$/.test(projectParam)
+            ? Number(projectParam)
+            : Number.NaN
       const project = Number.isNaN(id) ? undefined : await deps.projects.get(id)
       if (!project || !auth.organizationIds.includes(project.organization_id)) throw new NotFound('Project not found.')
       return project
