@@ -83,7 +83,14 @@ export interface SessionsPlan {
   offset: number
 }
 
-export function buildSessionsQuery(node: Record<string, unknown>, testAccountFilters: unknown[]): SessionsPlan {
+const instant = (d: Date) => `toDateTime(${literal(d.toISOString().replace('Z', '+00:00'))})`
+
+/** The query of a node; `now` (the service's clock) sets the default bounds: the last 24 hours. */
+export function buildSessionsQuery(
+  node: Record<string, unknown>,
+  testAccountFilters: unknown[],
+  now: Date,
+): SessionsPlan {
   const rawSelect = node.select ?? []
   if (!Array.isArray(rawSelect) || !rawSelect.every((s) => typeof s === 'string')) {
     throw new ValidationError('select must be a list of HogQL expressions.', 'select')
@@ -151,8 +158,11 @@ export function buildSessionsQuery(node: Record<string, unknown>, testAccountFil
     )
   }
 
-  const before = dateToHogQL(node.before, 'before') ?? 'now() + INTERVAL 5 SECOND'
-  const after = node.after === 'all' ? undefined : dateToHogQL(node.after ?? '-24h', 'after')
+  const before = dateToHogQL(node.before, 'before') ?? instant(new Date(now.getTime() + 5_000))
+  const after =
+    node.after === 'all'
+      ? undefined
+      : (dateToHogQL(node.after, 'after') ?? instant(new Date(now.getTime() - 24 * 3_600_000)))
   // sessions with a matching event (of the event or action asked for, with the event filters)
   if (typeof node.event === 'string' && node.event !== '') eventConditions.push(`event = ${literal(node.event)}`)
   else if (node.actionId !== undefined && node.actionId !== null) {
@@ -206,7 +216,7 @@ export function createSessionsRunner(deps: InsightDeps): NodeRunner {
     if (typeof node.actionId === 'number' && !insight.actions.has(node.actionId)) {
       throw new ValidationError(`Action ${node.actionId} does not exist.`, 'actionId', 'does_not_exist')
     }
-    const plan = buildSessionsQuery(node, insight.testAccountFilters)
+    const plan = buildSessionsQuery(node, insight.testAccountFilters, insight.now)
     const executed = await run(plan.hogql, ctx)
     const hasMore = executed.rows.length > plan.limit
     const rows = executed.rows.slice(0, plan.limit)
