@@ -1,0 +1,242 @@
+/**
+ * Insight latency on generated events (issue #12): each insight node through the HTTP query API with
+ * `refresh: force_blocking`, beside the same question written by hand in ClickHouse SQL on the same engine in the
+ * same run. p50 of BENCH_RUNS runs (default 20) after one warm-up run.
+ *
+ *   npx tsx bench/insights.ts                       # 10M events over 30 days (BENCH_EVENTS to change)
+ *   BENCH_EVENTS=1000000 BENCH_RUNS=5 npx tsx bench/insights.ts      # a quick run
+ *
+ * The hand-written SQL reads persons the way Burrow's answers must (the current person of each distinct id, from
+ * person_distinct_ids at its latest version), and the materialized `$browser` / `$current_url` columns.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { buildApp } from '../src/app.js'
+import { ensureDemoAccount } from '../src/bootstrap.js'
+import { loadConfig } from '../src/config.js'
+import { percentile, printTable } from './lib.js'
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000)
+const RUNS = Number(process.env.BENCH_RUNS ?? 20)
+const USERS = Math.max(1000, Math.round(EVENTS / 100))
+const ONLY = process.env.BENCH_ONLY?.split(',')
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-insights-bench-'))
+const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' })
+const burrow = await buildApp(config, { logger: false })
+const { credentials } = await ensureDemoAccount(burrow)
+const team = credentials.project_id
+
+/** The person of user n: a fixed UUID, so events, distinct ids and persons agree without a lookup. */
+const personUuid = (n: string) => `toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(${n})), 12, '0')))`
+const user = `(cityHash64(number, 7) % ${USERS})`
+const ts = `(now64(6) - toIntervalSecond(cityHash64(number, 1) % 2592000))`
+
+let started = performance.now()
+await burrow.events.exec(`
+  INSERT INTO persons (team_id, id, properties, created_at, is_identified, is_deleted, version)
+  SELECT ${team}, ${personUuid('number')}, '{}', now64(6) - toIntervalSecond(cityHash64(number, 3) % 2592000), 0, 0, 1
+  FROM numbers(${USERS})`)
+await burrow.events.exec(`
+  INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, is_deleted, version)
+  SELECT ${team}, concat('user-', toString(number)), ${personUuid('number')}, 0, 1 FROM numbers(${USERS})`)
+await burrow.events.exec(`
+  INSERT INTO events (uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at,
+                      elements_chain, \`$session_id\`, \`$window_id\`, \`$group_0\`, \`$group_1\`, \`$group_2\`,
+                      \`$group_3\`, \`$group_4\`)
+  SELECT generateUUIDv4(number), ${team},
+    ['$pageview', '$pageview', '$pageview', '$pageview', '$pageview', '$autocapture', '$autocapture', 'signup',
+     'purchase', '$pageleave'][(cityHash64(number, 2) % 10) + 1],
+    concat('user-', toString(${user})),
+    ${personUuid(user)},
+    concat('{"$browser":"', ['Chrome', 'Firefox', 'Safari', 'Edge', 'Opera'][(cityHash64(${user}) % 5) + 1],
+           '","$os":"', ['Mac OS X', 'Windows', 'Linux', 'iOS', 'Android'][(number % 5) + 1],
+           '","$current_url":"https://shop.example.com/p/', toString(cityHash64(number, 4) % 20),
+           '","$pathname":"/p/', toString(cityHash64(number, 4) % 20), '"}'),
+    ${ts}, now64(6), '', concat(toString(${user}), '-', toString(toDate(${ts}))), '', '', '', '', '', ''
+  FROM numbers(${EVENTS})`)
+const generateSeconds = (performance.now() - started) / 1000
+// Background merges would otherwise compete with the measured queries; a long-running service has them done.
+started = performance.now()
+await burrow.events.exec('OPTIMIZE TABLE events FINAL')
+const optimizeSeconds = (performance.now() - started) / 1000
+
+const url = await burrow.app.listen({ port: 0, host: '127.0.0.1' })
+const auth = { authorization: `Bearer ${credentials.personal_api_key}`, 'content-type': 'application/json' }
+
+async function viaApi(query: Record<string, unknown>): Promise<{ ms: number; body: Record<string, unknown> }> {
+  const t0 = performance.now()
+  const res = await fetch(`${url}/api/projects/${team}/query/`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ query, refresh: 'force_blocking', name: 'bench' }),
+  })
+  const body = (await res.json()) as Record<string, unknown>
+  if (res.status !== 200) throw new Error(`${query.kind} failed: ${res.status} ${JSON.stringify(body)}`)
+  return { ms: performance.now() - t0, body }
+}
+
+async function direct(sql: string): Promise<{ ms: number; rows: unknown[][] }> {
+  const t0 = performance.now()
+  // The API runs every query's threads at nice 19; the hand-written SQL gets the same priority.
+  const result = await burrow.events.query<unknown[]>(sql, { params: { team }, settings: { os_thread_priority: 19 } })
+  return { ms: performance.now() - t0, rows: result.rows }
+}
+
+async function p50(run: () => Promise<{ ms: number }>): Promise<number> {
+  await run() // warm caches once
+  const times: number[] = []
+  for (let i = 0; i < RUNS; i++) times.push((await run()).ms)
+  return percentile(
+    times.sort((a, b) => a - b),
+    50,
+  )
+}
+
+/** The current person of every distinct id of the project (what Burrow's `person_id` means). */
+const PDI = `(SELECT distinct_id, argMax(person_id, version) AS person_id FROM person_distinct_ids
+  WHERE team_id = {team:Int64} GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0)`
+const since30 = 'toStartOfDay(now() - INTERVAL 30 DAY)'
+
+const cases: {
+  name: string
+  query: Record<string, unknown>
+  sql: string
+  check?: (api: unknown, rows: unknown[][]) => string
+}[] = [
+  {
+    name: '30-day daily dau trend, $browser breakdown',
+    query: {
+      kind: 'TrendsQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview', math: 'dau' }],
+      dateRange: { date_from: '-30d' },
+      interval: 'day',
+      breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' },
+    },
+    sql: `SELECT toStartOfDay(e.timestamp) AS day, e.\`mat_$browser\` AS browser, uniqExact(p.person_id) AS dau
+      FROM events AS e INNER JOIN ${PDI} AS p ON e.distinct_id = p.distinct_id
+      WHERE e.team_id = {team:Int64} AND e.event = '$pageview' AND e.timestamp >= ${since30}
+      GROUP BY day, browser`,
+    check: (api, rows) => {
+      const results = (api as { results: { data: number[] }[] }).results
+      const apiTotal = results.reduce((s, r) => s + r.data.reduce((a, b) => a + b, 0), 0)
+      const sqlTotal = rows.reduce((s, r) => s + Number(r[2]), 0)
+      return `sum of daily dau: API ${apiTotal}, SQL ${sqlTotal}`
+    },
+  },
+  {
+    name: '3-step funnel, 30 days',
+    query: {
+      kind: 'FunnelsQuery',
+      series: [
+        { kind: 'EventsNode', event: '$pageview' },
+        { kind: 'EventsNode', event: 'signup' },
+        { kind: 'EventsNode', event: 'purchase' },
+      ],
+      dateRange: { date_from: '-30d' },
+      funnelsFilter: { funnelWindowInterval: 14, funnelWindowIntervalUnit: 'day' },
+    },
+    sql: `SELECT countIf(level >= 1), countIf(level >= 2), countIf(level >= 3) FROM (
+        SELECT p.person_id, windowFunnel(1209600)(toDateTime(e.timestamp), e.event = '$pageview', e.event = 'signup',
+          e.event = 'purchase') AS level
+        FROM events AS e INNER JOIN ${PDI} AS p ON e.distinct_id = p.distinct_id
+        WHERE e.team_id = {team:Int64} AND e.event IN ('$pageview', 'signup', 'purchase') AND e.timestamp >= ${since30}
+        GROUP BY p.person_id)`,
+    check: (api, rows) => {
+      const steps = (api as { results: { count: number }[] }).results.map((s) => s.count)
+      return `steps: API ${steps.join('/')}, SQL ${(rows[0] ?? []).join('/')}`
+    },
+  },
+  {
+    name: '8-interval weekly retention',
+    query: {
+      kind: 'RetentionQuery',
+      retentionFilter: {
+        period: 'Week',
+        totalIntervals: 8,
+        retentionType: 'retention_first_time',
+        targetEntity: { id: '$pageview', type: 'events' },
+        returningEntity: { id: '$pageview', type: 'events' },
+      },
+    },
+    sql: `SELECT start_week, dateDiff('week', start_week, week) AS k, count() FROM (
+        SELECT person_id, min(week) AS start_week, groupUniqArray(week) AS weeks FROM (
+          SELECT p.person_id AS person_id, toStartOfWeek(e.timestamp) AS week
+          FROM events AS e INNER JOIN ${PDI} AS p ON e.distinct_id = p.distinct_id
+          WHERE e.team_id = {team:Int64} AND e.event = '$pageview'
+            AND e.timestamp >= toStartOfWeek(now() - INTERVAL 7 WEEK))
+        GROUP BY person_id) ARRAY JOIN weeks AS week
+      GROUP BY start_week, k`,
+  },
+  {
+    name: 'lifecycle, 30 days daily',
+    query: {
+      kind: 'LifecycleQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview' }],
+      dateRange: { date_from: '-30d' },
+      interval: 'day',
+    },
+    sql: `SELECT d, s, count() FROM (
+        SELECT arraySort(groupUniqArray(toDate(e.timestamp))) AS days, toDate(any(c.created_at)) AS created,
+          arrayJoin(arrayConcat(
+            arrayMap((x, i) -> (x, if(x = created, 'new', if(i > 1 AND days[i - 1] = x - 1, 'returning',
+              'resurrecting'))), days, arrayEnumerate(days)),
+            arrayMap(x -> (x + 1, 'dormant'),
+              arrayFilter((x, i) -> i = length(days) OR days[i + 1] != x + 1, days, arrayEnumerate(days))))) AS t,
+          t.1 AS d, t.2 AS s
+        FROM events AS e INNER JOIN ${PDI} AS p ON e.distinct_id = p.distinct_id
+        INNER JOIN (SELECT id, argMax(created_at, version) AS created_at FROM persons WHERE team_id = {team:Int64}
+          GROUP BY id) AS c ON c.id = p.person_id
+        WHERE e.team_id = {team:Int64} AND e.event = '$pageview' AND e.timestamp >= ${since30} - INTERVAL 1 DAY
+        GROUP BY p.person_id)
+      WHERE d >= toDate(${since30}) AND d <= today() GROUP BY d, s`,
+  },
+  {
+    name: '5-step paths, 30 days',
+    query: {
+      kind: 'PathsQuery',
+      pathsFilter: { includeEventTypes: ['$pageview'], stepLimit: 5 },
+      dateRange: { date_from: '-30d' },
+    },
+    sql: `SELECT concat(toString(i), '_', a) AS source, concat(toString(i + 1), '_', b) AS target, count() AS value
+      FROM (
+        SELECT arrayJoin(arrayMap(n -> (n, path[n], path[n + 1]), range(1, length(path)))) AS edge,
+          edge.1 AS i, edge.2 AS a, edge.3 AS b
+        FROM (
+          SELECT arraySlice(arrayFilter((u, n) -> n = 1 OR u != session[n - 1], session, arrayEnumerate(session)),
+              1, 5) AS path
+          FROM (
+            SELECT arrayJoin(arrayMap(part -> arrayMap(x -> x.2, part),
+                arraySplit((x, prev) -> x.1 - prev.1 > 1800, evs, arrayPushFront(arrayPopBack(evs), evs[1]))))
+                AS session
+            FROM (
+              SELECT arraySort(x -> x.1, groupArray((toUnixTimestamp(e.timestamp), e.\`mat_$current_url\`))) AS evs
+              FROM events AS e INNER JOIN ${PDI} AS p ON e.distinct_id = p.distinct_id
+              WHERE e.team_id = {team:Int64} AND e.event = '$pageview' AND e.timestamp >= ${since30}
+              GROUP BY p.person_id)))
+        WHERE length(path) > 1)
+      GROUP BY i, a, b ORDER BY value DESC, source, target LIMIT 50`,
+  },
+]
+
+const rows: [string, string][] = [
+  ['generate events and persons (s)', generateSeconds.toFixed(1)],
+  ['merge parts, OPTIMIZE FINAL (s)', optimizeSeconds.toFixed(1)],
+]
+for (const c of cases) {
+  if (ONLY && !ONLY.some((o) => c.name.includes(o))) continue
+  const api = await p50(() => viaApi(c.query))
+  const hand = await p50(() => direct(c.sql))
+  rows.push([`${c.name} via API (ms)`, api.toFixed(0)], ['  hand-written SQL (ms)', hand.toFixed(0)])
+  rows.push(['  ratio', (api / hand).toFixed(2)])
+  if (c.check) rows.push(['  check', c.check((await viaApi(c.query)).body, (await direct(c.sql)).rows)])
+}
+
+await burrow.close()
+fs.rmSync(dataDir, { recursive: true, force: true })
+
+printTable(
+  `Insights benchmark (${(EVENTS / 1e6).toFixed(1)}M events, ${USERS} persons over 30 days, p50 of ${RUNS} runs)`,
+  rows,
+)
