@@ -173,6 +173,82 @@ export function createSurveyResponses(events: Pick<EventStore, 'query'>) {
       })
     },
 
+    /**
+     * Submissions of a survey, newest first: per submission the latest event's uuid, person and properties, and
+     * per question the latest answer that is not empty. `score` keeps submissions whose answer to one question
+     * is within bounds.
+     */
+    async submissions(
+      teamId: number,
+      surveyId: string,
+      questions: { byId: string | null; legacy: string }[],
+      options: {
+        window: Window
+        archived: string[] | null
+        score?: { index: number; gte?: number; lte?: number }
+        limit: number
+        offset: number
+      },
+    ): Promise<
+      {
+        uuid: string
+        distinctId: string
+        sessionId: string
+        submittedAt: string
+        properties: string
+        answers: (string | null)[]
+      }[]
+    > {
+      const params: Record<string, unknown> = {
+        team: teamId,
+        survey: surveyId,
+        limit: options.limit,
+        offset: options.offset,
+      }
+      const where = windowSql(options.window, params)
+      const columns = questions.map((q, i) => {
+        params[`k${i}`] = q.byId ?? q.legacy
+        params[`l${i}`] = q.legacy
+        const raw = `coalesce(nullIf(nullIf(JSONExtractRaw(properties, {k${i}:String}), ''), '""'), nullIf(nullIf(JSONExtractRaw(properties, {l${i}:String}), ''), '""'))`
+        return `argMaxIf(${raw}, timestamp, ifNull(${raw}, 'null') != 'null') AS a${i}`
+      })
+      const having: string[] = []
+      if (options.archived && options.archived.length > 0) {
+        params.archived = options.archived
+        having.push('response_uuid NOT IN {archived:Array(UUID)}')
+      }
+      if (options.score) {
+        const value = `toFloat64OrNull(trim(BOTH '"' FROM ifNull(a${options.score.index}, '')))`
+        if (options.score.gte !== undefined) {
+          params.gte = options.score.gte
+          having.push(`${value} >= {gte:Float64}`)
+        }
+        if (options.score.lte !== undefined) {
+          params.lte = options.score.lte
+          having.push(`${value} <= {lte:Float64}`)
+        }
+      }
+      const result = await events.query<[string, string, string, string, string, ...(string | null)[]]>(
+        `SELECT argMax(uuid, timestamp) AS response_uuid, argMax(distinct_id, timestamp), argMax(\`$session_id\`, timestamp),
+           toString(max(timestamp)) AS submitted_at, argMax(properties, timestamp)${columns.map((c) => `, ${c}`).join('')}
+         FROM events
+         WHERE team_id = {team:Int64} AND event = '${SENT}' AND ${SURVEY_ID} = {survey:String}${where}
+         GROUP BY if(${SUBMISSION_ID} = '', toString(uuid), ${SUBMISSION_ID})
+         ${having.length ? `HAVING ${having.join(' AND ')}` : ''}
+         ORDER BY submitted_at DESC, response_uuid
+         LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+        { params },
+      )
+      return result.rows.map(([uuid, distinctId, sessionId, submittedAt, properties, ...answers]) => ({
+        uuid,
+        distinctId,
+        sessionId,
+        submittedAt: isoFromEngine(submittedAt) as string,
+        properties,
+        answers: answers as (string | null)[],
+      }))
+    },
+
     /** Grouped answer values of one question (raw JSON text → count), arrays expanded, for distributions. */
     async distribution(
       teamId: number,

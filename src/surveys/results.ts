@@ -20,6 +20,17 @@ const MAX_QUESTION_STATS = 50
 
 type Question = Record<string, unknown>
 
+export interface ResponsesQuery {
+  since?: string
+  until?: string
+  question_id?: string
+  score_gte?: number
+  score_lte?: number
+  exclude_archived?: string
+  limit?: number
+  offset?: number
+}
+
 /** Python's `datetime.fromisoformat(...)` as the stats endpoint uses it: no offset means UTC. */
 export function parseIsoDate(text: string | undefined): Date | null {
   if (text === undefined || text === '') return null
@@ -271,6 +282,74 @@ export function createSurveyResults(deps: {
         })
       }
       return result
+    },
+
+    /** `GET responses/`: submissions merged per submission id, newest first, with their answers and context. */
+    async listResponses(teamId: number, id: string, query: ResponsesQuery) {
+      const row = await deps.service.load(teamId, id)
+      if ((query.score_gte !== undefined || query.score_lte !== undefined) && query.question_id === undefined) {
+        throw new ValidationError('score_lte and score_gte require question_id to be specified')
+      }
+      const questions = questionsOf(row).slice(0, MAX_QUESTION_STATS)
+      let score: { index: number; gte?: number; lte?: number } | undefined
+      if (query.question_id !== undefined) {
+        const index = questions.findIndex((q) => q.id === query.question_id)
+        if (index < 0) throw new ValidationError('Question not found in this survey', 'question_id')
+        if (query.score_gte !== undefined || query.score_lte !== undefined) {
+          score = { index, gte: query.score_gte, lte: query.score_lte }
+        }
+      }
+      const limit = query.limit ?? 100
+      const offset = query.offset ?? 0
+      const range = { from: parseIsoDate(query.since), to: parseIsoDate(query.until) }
+      if (range.from && range.to && range.from > range.to) throw new ValidationError('since must be before until')
+      const archived = isTrue(query.exclude_archived) ? await deps.surveys.archivedUuids(teamId, row.id) : null
+      const rows = await deps.responses.submissions(
+        teamId,
+        row.id,
+        questions.map((q, i) => keysOf(q, i)),
+        { window: range, archived, score, limit: limit + 1, offset },
+      )
+      const parse = (raw: string | null): unknown => {
+        if (raw === null) return null
+        try {
+          return JSON.parse(raw) as unknown
+        } catch {
+          return raw
+        }
+      }
+      return {
+        results: rows.slice(0, limit).map((r) => {
+          const props = parse(r.properties) as Record<string, unknown>
+          const text = (key: string) => (typeof props[key] === 'string' ? (props[key] as string) : null)
+          return {
+            uuid: r.uuid,
+            distinct_id: r.distinctId,
+            session_id: r.sessionId || text('$session_id'),
+            submitted_at: r.submittedAt,
+            answers: questions.map((q, i) => ({
+              question_id: typeof q.id === 'string' ? q.id : null,
+              question_index: i,
+              question_text: typeof q.question === 'string' ? q.question : '',
+              question_type: typeof q.type === 'string' ? q.type : null,
+              answer: parse(r.answers[i] ?? null),
+            })),
+            extra: {
+              device_type: text('$device_type'),
+              browser: text('$browser'),
+              os: text('$os'),
+              geoip_country_code: text('$geoip_country_code'),
+              geoip_country_name: text('$geoip_country_name'),
+              geoip_city_name: text('$geoip_city_name'),
+              current_url: text('$current_url'),
+              iteration: typeof props.$survey_iteration === 'number' ? props.$survey_iteration : null,
+            },
+          }
+        }),
+        has_more: rows.length > limit,
+        limit,
+        offset,
+      }
     },
 
     async questionLabels(teamId: number) {

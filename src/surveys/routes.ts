@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import type { ActivityStore } from '../activity/store.js'
-import { ApiError } from '../http/errors.js'
+import { ApiError, PermissionDenied } from '../http/errors.js'
 import { pageParams, paginate } from '../http/pagination.js'
+import { hasScope } from '../http/scopes.js'
 import { ProjectParams } from '../projects/schemas.js'
 import type { UserStore } from '../users/store.js'
 import type { createSurveyDuplicator } from './duplicate.js'
@@ -20,6 +21,8 @@ import {
   QuestionLabels,
   QuestionSummary,
   ResponseParams,
+  ResponsesPage,
+  ResponsesQuery,
   StatsQuery,
   SummaryInput,
   SummaryQuery,
@@ -284,6 +287,26 @@ export function surveyRoutes(deps: {
           config: read,
         },
         async (req) => deps.results.surveyStats(req.project.id, idOf(req), req.query as StatsQuery),
+      )
+      app.get(
+        `${prefix}/:id/responses/`,
+        {
+          schema: {
+            summary: 'Responses of a survey, one per submission',
+            tags,
+            params: SurveyParams,
+            querystring: ResponsesQuery,
+            response: { 200: ResponsesPage, ...errors },
+          },
+          config: read,
+        },
+        async (req) => {
+          // PostHog asks for both survey:read and query:read here.
+          if (req.auth.key && !hasScope(req.auth.scopes, 'query:read')) {
+            throw new PermissionDenied("API key missing required scope 'query:read'")
+          }
+          return deps.results.listResponses(req.project.id, idOf(req), req.query as Static<typeof ResponsesQuery>)
+        },
       )
       app.get(
         `${prefix}/:id/archived-response-uuids/`,

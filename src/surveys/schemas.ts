@@ -307,3 +307,47 @@ export const PublicQuery = Type.Object({
   token: Type.Optional(Type.String({ maxLength: 200 })),
   api_key: Type.Optional(Type.String({ maxLength: 200 })),
 })
+
+export const ResponsesQuery = Type.Object({
+  since: Type.Optional(Type.String({ maxLength: 64 })),
+  until: Type.Optional(Type.String({ maxLength: 64 })),
+  question_id: Type.Optional(Type.String({ maxLength: 100 })),
+  score_gte: Type.Optional(Type.Number()),
+  score_lte: Type.Optional(Type.Number()),
+  exclude_archived: Type.Optional(BooleanText),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+})
+
+export const ResponsesPage = Type.Object({
+  results: Type.Array(
+    Type.Object({
+      uuid: Type.String(),
+      distinct_id: Type.String(),
+      session_id: Nullable(Type.String()),
+      submitted_at: Type.String(),
+      answers: Type.Array(
+        Type.Object({
+          question_id: Nullable(Type.String()),
+          question_index: Type.Integer(),
+          question_text: Type.String(),
+          question_type: Nullable(Type.String()),
+          answer: Type.Unknown(),
+        }),
+      ),
+      extra: Type.Object({
+        device_type: Nullable(Type.String()),
+        browser: Nullable(Type.String()),
+        os: Nullable(Type.String()),
+        geoip_country_code: Nullable(Type.String()),
+        geoip_country_name: Nullable(Type.String()),
+        geoip_city_name: Nullable(Type.String()),
+        current_url: Nullable(Type.String()),
+        iteration: Nullable(Type.Integer()),
+      }),
+    }),
+  ),
+  has_more: Type.Boolean(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+})

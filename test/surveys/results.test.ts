@@ -18,7 +18,7 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => t?.close())
 
-const request = (method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown, headers = t.auth) =>
+const request = (method: 'GET' | 'POST' | 'PATCH', path: string, payload?: Json, headers = t.auth) =>
   t.burrow.app.inject({ method, url: `${base}/${path}`, headers, ...(payload === undefined ? {} : { payload }) })
 
 async function create(body: Json): Promise<Json> {
@@ -265,6 +265,49 @@ describe('stats', () => {
   it('counts responses per survey', async () => {
     expect((await request('GET', 'responses_count/')).json()).toEqual({ [survey.id]: 3 })
     expect((await request('GET', `responses_count/?survey_ids=${other.id}`)).json()).toEqual({})
+  })
+})
+
+describe('responses list', () => {
+  it('lists one row per submission, newest first, with the latest answers and score filters', async () => {
+    const res = await request('GET', `${survey.id}/responses/`)
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body).toMatchObject({ has_more: false, limit: 100, offset: 0 })
+    const answersOf = (row: Json) => row.answers.map((a: Json) => a.answer)
+    // Person 4 (13:00), person 2 (12:00, legacy keys), person 1's submission "a" (its last event at 11:05).
+    expect(body.results.map((r: Json) => [r.distinct_id, r.submitted_at])).toEqual([
+      ['d4', '2026-11-10T13:00:00Z'],
+      ['d2', '2026-11-10T12:00:00Z'],
+      ['d1', '2026-11-10T11:05:00.250000Z'],
+    ])
+    expect(body.results.map(answersOf)).toEqual([
+      [4, ['Speed'], null, null],
+      ['5', ['Price'], null, null],
+      [4, ['Price', 'Speed'], 'Great speed', null],
+    ])
+    expect(body.results[1].uuid).toBe(p2Sent)
+    expect(body.results[0].answers[0]).toEqual({
+      question_id: 'q-rate',
+      question_index: 0,
+      question_text: 'Rate us',
+      question_type: 'rating',
+      answer: 4,
+    })
+    const high = (await request('GET', `${survey.id}/responses/?question_id=q-rate&score_gte=5`)).json()
+    expect(high.results.map((r: Json) => r.distinct_id)).toEqual(['d2'])
+    const low = (await request('GET', `${survey.id}/responses/?question_id=q-rate&score_lte=4`)).json()
+    expect(low.results.map((r: Json) => r.distinct_id)).toEqual(['d4', 'd1'])
+    const page = (await request('GET', `${survey.id}/responses/?limit=2`)).json()
+    expect(page.has_more).toBe(true)
+    expect(page.results).toHaveLength(2)
+    const bad = await request('GET', `${survey.id}/responses/?score_gte=3`)
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().detail).toBe('score_lte and score_gte require question_id to be specified')
+    const surveyOnly = await createKey(t, ['survey:read'])
+    const refused = await request('GET', `${survey.id}/responses/`, undefined, surveyOnly)
+    expect(refused.statusCode).toBe(403)
+    expect(refused.json().detail).toBe("API key missing required scope 'query:read'")
   })
 })
 
