@@ -34,7 +34,7 @@ const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: ALLOWED_TAGS,
   allowedAttributes: {
     '*': ['style', 'lang', 'title', 'width', 'height'],
-    a: ['href', 'hreflang', 'target'],
+    a: ['href', 'hreflang', 'target', 'rel'],
     bdo: ['dir'],
     blockquote: ['cite'],
     col: ['align', 'char', 'charoff', 'span'],
