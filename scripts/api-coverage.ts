@@ -37,7 +37,7 @@ const lines = [
   '',
   'These parts of `spec/api.md` have no routes yet (an endpoint is either real or not registered):',
   '',
-  '- saved endpoints (§4.4), surveys (§4.5), experiments (§4.6);',
+  '- saved endpoints (§4.4), experiments (§4.6);',
   '- deleting a project or an organization;',
   '- query nodes other than `HogQLQuery`, `EventsQuery`, `TrendsQuery`, `StickinessQuery`, `LifecycleQuery`,',
   '  `RetentionQuery` and `FunnelsQuery` in `/query/` (Paths, the actors queries, sessions and web analytics).',
