@@ -43,6 +43,7 @@ import { authPlugin } from './http/auth.js'
 import { bodyDepthPlugin } from './http/body-depth.js'
 import { answerClientError, answerFrameworkError, installErrorHandling } from './http/error-handler.js'
 import { loggerOptions } from './http/logging.js'
+import { metricsRoute } from './http/metrics.js'
 import { createRateLimiter, createRequestLimits } from './http/rate-limit.js'
 import { createRateLimitStore } from './http/rate-limit-store.js'
 import { corsDelegator, docsPolicy, securityHeaders } from './http/security-headers.js'
@@ -331,6 +332,9 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(bodyDepthPlugin)
 
   app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger())
+  await app.register(
+    metricsRoute({ captureQueueRows: () => committer.queuedRows, logBacklog: () => committer.logBacklog }),
+  )
   app.get('/_health', { schema: { hide: true } }, async (_req, reply) => {
     const [metaOk, eventsOk] = await Promise.all([
       meta.db

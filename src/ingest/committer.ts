@@ -479,6 +479,10 @@ export function createCommitter(deps: {
     get queuedRows() {
       return queuedRows
     },
+    /** The capture log not yet moved into the event store: rows and bytes of the open segment, closed segments. */
+    get logBacklog() {
+      return { rows: segmentRows, bytes: openBytes, closedSegments: spilled.length }
+    },
   }
 }
 
