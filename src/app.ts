@@ -479,6 +479,23 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     onError: (err, what) => logError(err, what),
   })
   await app.register(surveys.plugin)
+  const { createEndpointModule } = await import('./endpoints/index.js')
+  const endpoints = createEndpointModule({
+    db: meta.db,
+    events: eventStore,
+    flushPending: () => committer.flushPending(),
+    queries,
+    projects: stores.projects,
+    users: stores.users,
+    activity: stores.activity,
+    propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
+    cohorts: cohortLoader,
+    actions: (teamId) => services.actions.hogql(teamId),
+    siteUrl: config.siteUrl,
+    clock,
+    onError: (err, what) => logError(err, what),
+  })
+  await app.register(endpoints.plugin)
   await app.register(localEvaluationRoutes({ cache: flagCache, projects: stores.projects }))
   await app.register(remoteConfigRoutes({ cache: flagCache }))
   const flagsEvaluator = createFlagsEvaluator({

@@ -89,6 +89,8 @@ export function createEndpointSync(deps: EndpointSyncDeps) {
     if (plan.kind === 'hogql') {
       const compiled = await deps.compile(team, plan.hogql)
       const { sql, settings } = splitSettings(compiled.sql)
+      // The compiler's SELECT runs read-only everywhere else; here it fills a table of ours, which is a write.
+      delete settings.readonly
       await events.exec(
         `CREATE OR REPLACE TABLE ${table} ENGINE = MergeTree ORDER BY ${ROW_COLUMN} AS ` +
           `SELECT *, toUInt64(rowNumberInAllBlocks()) AS ${ROW_COLUMN} FROM (${sql})`,

@@ -61,7 +61,7 @@ async function waitForStatus(name: string, status: string) {
   await vi.waitFor(
     async () => {
       const res = await api('GET', `${name}/materialization_status/`)
-      expect(res.json().status).toBe(status)
+      expect(res.json().status, res.body).toBe(status)
       return res.json()
     },
     { timeout: 20_000, interval: 200 },
@@ -432,15 +432,21 @@ describe('materialization', () => {
   it('reports a failing sync as Failed with its error and serves the live query meanwhile', async () => {
     await create({
       name: 'mat-broken',
-      query: hogql('SELECT toInt(properties.$browser) AS b FROM events WHERE event = {variables.event_name}', eventVariable('$pageview')),
+      // division by zero fails in the engine, at every sync and in every live run
+      query: hogql('SELECT intDiv(count(), 0) AS b FROM events WHERE event = {variables.event_name}', eventVariable('$pageview')),
       is_materialized: true,
       sync_frequency: '5min',
     })
     const status = await waitForStatus('mat-broken', 'Failed')
     expect(status.error).not.toBe('')
     expect(status.last_materialized_at).toBeNull()
+    expect(status.error).toMatch(/ivision by zero/)
+    // never served silently from a stale or missing table: the live query runs, and fails the same way
     const run = await api('POST', 'mat-broken/run/', { variables: { event_name: 'signup' } })
-    expect(run.json().endpoint_materialized).toBeUndefined()
+    expect(run.statusCode).toBe(400)
+    expect(run.json().detail).toMatch(/^Query execution failed: /)
+    // retried with backoff: the next attempt is 30 s after the failure
+    expect(new Date(status.next_run_at).getTime() - new Date(status.last_run_at).getTime()).toBe(30_000)
   })
 
   it('materializes an insight and serves one breakdown value from the table', async () => {
