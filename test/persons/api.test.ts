@@ -56,12 +56,12 @@ describe('persons list', () => {
   })
 
   it('pages to the end and back with next and previous', async () => {
-    const seen: string[] = []
+    const seen: (string | undefined)[] = []
     let url: string | null = `${base}/?limit=3`
     const pages: string[] = []
     while (url) {
       pages.push(url)
-      const body = (await get(url)).json()
+      const body: { next: string | null; results: { properties: { email?: string } }[] } = (await get(url)).json()
       seen.push(...emails(body))
       url = body.next ? pathOf(body.next) : null
     }
