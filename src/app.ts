@@ -42,7 +42,9 @@ import { createGroupService } from './groups/service.js'
 import { authPlugin } from './http/auth.js'
 import { bodyDepthPlugin } from './http/body-depth.js'
 import { answerClientError, answerFrameworkError, installErrorHandling } from './http/error-handler.js'
+import { landingRoutes } from './http/landing.js'
 import { loggerOptions } from './http/logging.js'
+import { openapiOptions } from './http/openapi.js'
 import { metricsRoute } from './http/metrics.js'
 import { createRateLimiter, createRequestLimits } from './http/rate-limit.js'
 import { createRateLimitStore } from './http/rate-limit-store.js'
@@ -272,13 +274,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     }
   })
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      info: { title: 'Burrow API', description: 'PostHog-compatible product analytics API', version: '0.1.0' },
-      components: { securitySchemes: { PersonalApiKey: { type: 'http', scheme: 'bearer' } } },
-      security: [{ PersonalApiKey: [] }],
-    },
-  })
+  await app.register(fastifySwagger, openapiOptions(config.siteUrl))
   await app.register(securityHeaders)
   await app.register(fastifySwaggerUi, {
     routePrefix: '/api/schema/swagger-ui',
@@ -332,6 +328,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(bodyDepthPlugin)
 
   app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger())
+  await app.register(landingRoutes({ siteUrl: config.siteUrl }))
   await app.register(
     metricsRoute({ captureQueueRows: () => committer.queuedRows, logBacklog: () => committer.logBacklog }),
   )

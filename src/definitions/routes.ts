@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ValidationError } from '../http/errors.js'
+import { NoContent } from '../http/openapi.js'
 import { paginate } from '../http/pagination.js'
 import type { CodegenLanguage } from './codegen/index.js'
 import {
@@ -171,6 +172,9 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
         `${properties}/`,
         {
           schema: {
+            summary: 'List property definitions',
+            description:
+              'Every event, person, group and session property seen in the project, with its type; filter by `search`, `type` (event, person, group with `group_type_index`, session), `event_names` (with `filter_by_event_names`), `properties`, `is_numerical`, `excluded_properties`, and page with `limit`/`offset`, as PostHog does.',
             tags: propertyTags,
             params: ProjectParams,
             querystring: PropertyDefinitionListQuery,
@@ -191,6 +195,8 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
         `${properties}/seen_together/`,
         {
           schema: {
+            summary: 'Properties seen with events',
+            description: 'For each of `event_names`, whether `property_name` has been seen on that event.',
             tags: propertyTags,
             params: ProjectParams,
             querystring: SeenTogetherQuery,
@@ -214,7 +220,13 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
       app.get(
         `${properties}/:id/`,
         {
-          schema: { tags: propertyTags, params: DefinitionParams, response: { 200: PropertyDefinition } },
+          schema: {
+            summary: 'Retrieve a property definition',
+            description: 'One property definition by its id.',
+            tags: propertyTags,
+            params: DefinitionParams,
+            response: { 200: PropertyDefinition },
+          },
           config: read('property_definition'),
         },
         async (req) => definitions.getPropertyDefinition(req.project.id, paramsOf(req).id),
@@ -224,6 +236,9 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
         `${properties}/:id/`,
         {
           schema: {
+            summary: 'Update a property definition',
+            description:
+              'Sets a property’s type (`property_type`), description, tags or verified flag; the change is recorded in the activity log.',
             tags: propertyTags,
             params: DefinitionParams,
             body: PropertyDefinitionUpdate,
@@ -242,7 +257,17 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
 
       app.delete(
         `${properties}/:id/`,
-        { schema: { tags: propertyTags, params: DefinitionParams }, config: write('property_definition') },
+        {
+          schema: {
+            summary: 'Delete a property definition',
+            description:
+              'Removes the definition (not the stored values); it comes back if the property is captured again.',
+            response: { 204: NoContent },
+            tags: propertyTags,
+            params: DefinitionParams,
+          },
+          config: write('property_definition'),
+        },
         async (req, reply) => {
           await definitions.deletePropertyDefinition(actorOf(req), req.project.id, paramsOf(req).id)
           return reply.code(204).send()
@@ -253,6 +278,9 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
         `${events}/`,
         {
           schema: {
+            summary: 'List event definitions',
+            description:
+              'Every event name seen in the project, with first/last seen and volume; filter by `search`, `event_type`, `exclude_hidden`, and page with `limit`/`offset`.',
             tags: eventTags,
             params: ProjectParams,
             querystring: EventDefinitionListQuery,
@@ -273,6 +301,9 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
         `${events}/`,
         {
           schema: {
+            summary: 'Create an event definition',
+            description:
+              'Declares an event before it is captured (PostHog’s schema management), with a description and tags.',
             tags: eventTags,
             params: ProjectParams,
             body: EventDefinitionCreate,
@@ -292,7 +323,14 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
         app.get(
           `${events}/${language}/`,
           {
-            schema: { tags: eventTags, params: ProjectParams, response: { 200: GeneratedCode } },
+            schema: {
+              summary: 'Generated event types',
+              description:
+                'Typed helpers for the project’s events and their properties, as source code (TypeScript, Python or Go, by the path), for use with the SDKs.',
+              tags: eventTags,
+              params: ProjectParams,
+              response: { 200: GeneratedCode },
+            },
             config: read('event_definition'),
           },
           async (req) => definitions.generateCode(req.project.id, language),
@@ -302,7 +340,13 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
       app.get(
         `${events}/:id/`,
         {
-          schema: { tags: eventTags, params: DefinitionParams, response: { 200: EventDefinition } },
+          schema: {
+            summary: 'Retrieve an event definition',
+            description: 'One event definition by its id.',
+            tags: eventTags,
+            params: DefinitionParams,
+            response: { 200: EventDefinition },
+          },
           config: read('event_definition'),
         },
         async (req) => definitions.getEventDefinition(req.project.id, paramsOf(req).id),
@@ -311,7 +355,14 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
       app.get(
         `${events}/:id/metrics/`,
         {
-          schema: { tags: eventTags, params: DefinitionParams, response: { 200: EventDefinitionMetrics } },
+          schema: {
+            summary: 'Event definition metrics',
+            description:
+              'How many times the event was captured in the last 30 days (`volume_30_day`) and how many queries used it (`query_usage_30_day`).',
+            tags: eventTags,
+            params: DefinitionParams,
+            response: { 200: EventDefinitionMetrics },
+          },
           config: read('event_definition'),
         },
         async (req) => definitions.eventMetrics(req.project.id, paramsOf(req).id),
@@ -321,6 +372,9 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
         `${events}/:id/`,
         {
           schema: {
+            summary: 'Update an event definition',
+            description:
+              'Sets an event’s description, tags, owner, verified or hidden flag; the change is recorded in the activity log.',
             tags: eventTags,
             params: DefinitionParams,
             body: EventDefinitionUpdate,
@@ -339,7 +393,17 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
 
       app.delete(
         `${events}/:id/`,
-        { schema: { tags: eventTags, params: DefinitionParams }, config: write('event_definition') },
+        {
+          schema: {
+            summary: 'Delete an event definition',
+            description:
+              'Removes the definition (not the captured events); it comes back if the event is captured again.',
+            response: { 204: NoContent },
+            tags: eventTags,
+            params: DefinitionParams,
+          },
+          config: write('event_definition'),
+        },
         async (req, reply) => {
           await definitions.deleteEventDefinition(actorOf(req), req.project.id, paramsOf(req).id)
           return reply.code(204).send()

@@ -23,7 +23,16 @@ export function projectRoutes(deps: { projects: ProjectService; siteUrl: string 
 
     app.get(
       '/api/projects/',
-      { schema: { tags: ['projects'], response: { 200: ProjectPage } }, config: { scope: 'project:read' } },
+      {
+        schema: {
+          summary: 'List projects',
+          description:
+            'The projects the caller can see in every organization it belongs to (a key scoped to projects sees only those), with their project API keys (`api_token`) and settings.',
+          tags: ['projects'],
+          response: { 200: ProjectPage },
+        },
+        config: { scope: 'project:read' },
+      },
       async (req) => {
         const all = await deps.projects.list(callerOf(req.auth))
         return paginate(req.url, deps.siteUrl, all.length, all, Math.max(all.length, 100), 0)
@@ -33,7 +42,14 @@ export function projectRoutes(deps: { projects: ProjectService; siteUrl: string 
     app.post(
       '/api/projects/',
       {
-        schema: { tags: ['projects'], body: ProjectCreate, response: { 201: Project } },
+        schema: {
+          summary: 'Create a project',
+          description:
+            'Creates a project in the caller’s current organization (admins and owners only) with a new project API key.',
+          tags: ['projects'],
+          body: ProjectCreate,
+          response: { 201: Project },
+        },
         config: { scope: 'project:write' },
       },
       async (req, reply) =>
@@ -43,7 +59,13 @@ export function projectRoutes(deps: { projects: ProjectService; siteUrl: string 
     app.get(
       '/api/projects/:projectId/',
       {
-        schema: { tags: ['projects'], params: ProjectParams, response: { 200: Project } },
+        schema: {
+          summary: 'Retrieve a project',
+          description: 'One project by id, or `@current` for the key’s or session’s current project.',
+          tags: ['projects'],
+          params: ProjectParams,
+          response: { 200: Project },
+        },
         config: { scope: 'project:read' },
       },
       async (req) => toProject(req.project),
@@ -52,7 +74,15 @@ export function projectRoutes(deps: { projects: ProjectService; siteUrl: string 
     app.patch(
       '/api/projects/:projectId/',
       {
-        schema: { tags: ['projects'], params: ProjectParams, body: ProjectUpdate, response: { 200: Project } },
+        schema: {
+          summary: 'Update a project',
+          description:
+            'Changes a project’s name, timezone, week start, test-account filters and other settings; fields left out keep their values.',
+          tags: ['projects'],
+          params: ProjectParams,
+          body: ProjectUpdate,
+          response: { 200: Project },
+        },
         config: { scope: 'project:write' },
       },
       async (req) => deps.projects.update(callerOf(req.auth), req.project, req.body as ProjectUpdate),
