@@ -162,13 +162,19 @@ describe('create, read, list', () => {
 
   it('answers 404 for unknown names and for another project, and keeps projects apart', async () => {
     expect((await api('GET', 'nope/')).statusCode).toBe(404)
-    expect((await api('GET', 'pageviews/', undefined, other.auth, `/api/projects/${other.project.id}`)).statusCode).toBe(
-      404,
-    )
+    expect(
+      (await api('GET', 'pageviews/', undefined, other.auth, `/api/projects/${other.project.id}`)).statusCode,
+    ).toBe(404)
     const foreign = await api('GET', 'pageviews/', undefined, t.auth, `/api/projects/${other.project.id}`)
     expect(foreign.statusCode).toBe(404)
     // the other project may use the same name
-    const res = await api('POST', '', { name: 'pageviews', query: hogql('SELECT 1') }, other.auth, `/api/projects/${other.project.id}`)
+    const res = await api(
+      'POST',
+      '',
+      { name: 'pageviews', query: hogql('SELECT 1') },
+      other.auth,
+      `/api/projects/${other.project.id}`,
+    )
     expect(res.statusCode).toBe(201)
   })
 })
@@ -259,7 +265,12 @@ describe('versions and runs', () => {
       'refresh',
     )
     expectError(await api('POST', 'pageviews/run/', { offset: 5 }), 400, 'offset requires limit to be set', 'offset')
-    expectError(await api('POST', 'pageviews/run/', { refresh: 'sometimes' }), 400, '"sometimes" is not a valid choice.', 'refresh')
+    expectError(
+      await api('POST', 'pageviews/run/', { refresh: 'sometimes' }),
+      400,
+      '"sometimes" is not a valid choice.',
+      'refresh',
+    )
     expect((await api('POST', 'inactive-one/run/', {})).statusCode).toBe(404)
     expect((await api('POST', 'nope/run/', {})).statusCode).toBe(404)
   })
@@ -282,7 +293,9 @@ describe('versions and runs', () => {
     const spec = (await api('GET', 'by-event/openapi.json')).json()
     expect(spec.openapi).toBe('3.0.3')
     const path = `/api/environments/${t.creds.project_id}/endpoints/by-event/run/`
-    expect(spec.paths[path].post.requestBody.content['application/json'].schema.properties.variables.properties).toEqual({
+    expect(
+      spec.paths[path].post.requestBody.content['application/json'].schema.properties.variables.properties,
+    ).toEqual({
       event_name: { type: 'string', description: 'HogQL variable {variables.event_name}' },
     })
     expect(spec.paths[path].get.parameters.map((p: { name: string }) => p.name)).toContain('variables[event_name]')
@@ -304,8 +317,13 @@ describe('versions and runs', () => {
     expect(totals).toEqual({ Chrome: 2, Safari: 1 })
     const chrome = (await api('POST', 'browsers/run/', { variables: { $browser: 'Chrome' } })).json()
     expect(chrome.results.map((r: any) => [r.breakdown_value, r.count])).toEqual([['Chrome', 2]])
-    const oneDay = (await api('POST', 'browsers/run/', { variables: { date_from: '2024-01-09', date_to: '2024-01-09' } })).json()
-    expect(Object.fromEntries(oneDay.results.map((r: any) => [r.breakdown_value, r.count]))).toEqual({ Chrome: 1, Safari: 1 })
+    const oneDay = (
+      await api('POST', 'browsers/run/', { variables: { date_from: '2024-01-09', date_to: '2024-01-09' } })
+    ).json()
+    expect(Object.fromEntries(oneDay.results.map((r: any) => [r.breakdown_value, r.count]))).toEqual({
+      Chrome: 1,
+      Safari: 1,
+    })
     expectError(
       await api('POST', 'browsers/run/', { variables: { $os: 'Mac' } }),
       400,
@@ -315,18 +333,34 @@ describe('versions and runs', () => {
   })
 
   it('records personal-key runs for last_execution_times, with the query_status wrapper', async () => {
-    const res = await api('POST', 'last_execution_times/', { names: ['pageviews', 'by-event', 'inactive-one'] }, t.auth,
-      `/api/environments/${t.creds.project_id}`)
+    const res = await api(
+      'POST',
+      'last_execution_times/',
+      { names: ['pageviews', 'by-event', 'inactive-one'] },
+      t.auth,
+      `/api/environments/${t.creds.project_id}`,
+    )
     expect(res.statusCode, res.body).toBe(200)
     const status = res.json().query_status
-    expect(status).toMatchObject({ id: '', team_id: t.creds.project_id, complete: true, query_async: true, error: false })
+    expect(status).toMatchObject({
+      id: '',
+      team_id: t.creds.project_id,
+      complete: true,
+      query_async: true,
+      error: false,
+    })
     expect(status.results).toEqual([
       ['by-event', now.toISOString()],
       ['pageviews', now.toISOString()],
     ])
     const empty = (await api('POST', 'last_execution_times/', { names: [] })).json()
     expect(empty.query_status.results).toBeNull()
-    expectError(await api('POST', 'last_execution_times/', { names: ['bad name'] }), 400, 'Invalid endpoint name: bad name', 'names')
+    expectError(
+      await api('POST', 'last_execution_times/', { names: ['bad name'] }),
+      400,
+      'Invalid endpoint name: bad name',
+      'names',
+    )
   })
 
   it('logs create, update and delete in the activity log', async () => {
@@ -376,7 +410,9 @@ describe('materialization', () => {
       [1, 'signup'],
     ])
     // direct skips the table
-    const direct = (await api('POST', 'mat-events/run/', { variables: { event_name: 'signup' }, refresh: 'direct' })).json()
+    const direct = (
+      await api('POST', 'mat-events/run/', { variables: { event_name: 'signup' }, refresh: 'direct' })
+    ).json()
     expect(direct.endpoint_materialized).toBeUndefined()
     expect(direct.results).toEqual([[1]])
 
@@ -433,7 +469,10 @@ describe('materialization', () => {
     await create({
       name: 'mat-broken',
       // division by zero fails in the engine, at every sync and in every live run
-      query: hogql('SELECT intDiv(count(), 0) AS b FROM events WHERE event = {variables.event_name}', eventVariable('$pageview')),
+      query: hogql(
+        'SELECT intDiv(count(), 0) AS b FROM events WHERE event = {variables.event_name}',
+        eventVariable('$pageview'),
+      ),
       is_materialized: true,
       sync_frequency: '5min',
     })
