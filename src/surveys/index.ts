@@ -22,13 +22,21 @@ import { createSurveyService } from './service.js'
 import { createSurveyStore } from './store.js'
 
 export const RESPONSE_LIMIT_CHECK_MS = 60_000
+/** At most this many surveys go to the SDK (PostHog sends all; a project has a handful). */
+export const MAX_PUBLIC_SURVEYS = 200
+/**
+ * Every page view of every customer's site asks for the survey list, so it is kept briefly per project: dropped
+ * at once on a change in this process, within this time after a change made by another process.
+ */
+const PUBLIC_TTL_MS = 5_000
+const PUBLIC_CACHE_ENTRIES = 10_000
 
 export function createSurveyModule(deps: {
   db: Kysely<MetaDatabase>
   events: Pick<EventStore, 'query'>
   flags: Pick<FlagService, 'create' | 'update'>
   flagRows: Pick<FlagStore, 'get'>
-  flagCache: Pick<DefinitionsCache, 'invalidate' | 'projectByToken'>
+  flagCache: Pick<DefinitionsCache, 'invalidate' | 'projectByToken' | 'definitions'>
   projects: Pick<ProjectStore, 'get'>
   organizations: Pick<OrganizationStore, 'get'>
   users: Pick<UserStore, 'get'>
@@ -40,6 +48,12 @@ export function createSurveyModule(deps: {
   onError?: (err: unknown, what: string) => void
 }) {
   const store = createSurveyStore(deps.db)
+  const publicCache = new Map<number, { expiresAt: number; value: Promise<unknown[]> }>()
+  const changed = (teamId: number) => {
+    publicCache.delete(teamId)
+    // The remote config reports surveys from the flags; the flag writes invalidate it already.
+    deps.flagCache.invalidate(teamId)
+  }
   const responses = createSurveyResponses(deps.events)
   const organizationOf = async (teamId: number) => (await deps.projects.get(teamId))?.organization_id ?? ''
   const service = createSurveyService({
@@ -59,8 +73,7 @@ export function createSurveyModule(deps: {
     },
     canWhiteLabel: async (organizationId) => (await deps.organizations.get(organizationId))?.plan === 'paid',
     organizationOf,
-    // The remote config reports surveys from the flags; the flag writes invalidate it already.
-    onChange: (teamId) => deps.flagCache.invalidate(teamId),
+    onChange: changed,
     clock: deps.clock,
   })
   const results = createSurveyResults({ surveys: store, service, responses, clock: deps.clock })
@@ -72,9 +85,26 @@ export function createSurveyModule(deps: {
       return found.filter((p) => p !== undefined && p.organization_id === organizationId).map((p) => p!.id)
     },
     activity: deps.activity,
-    onChange: (teamId) => deps.flagCache.invalidate(teamId),
+    onChange: changed,
     clock: deps.clock,
   })
+
+  /** Live flags' keys by id, from the in-memory flag definitions /flags uses. */
+  const flagKeys = async (teamId: number) =>
+    new Map((await deps.flagCache.definitions(teamId)).flags.filter((f) => !f.deleted).map((f) => [f.id, f.key]))
+  function publicSurveys(teamId: number): Promise<unknown[]> {
+    const now = Date.now()
+    const hit = publicCache.get(teamId)
+    if (hit && hit.expiresAt > now) return hit.value
+    const value = service.publicSurveys(teamId, MAX_PUBLIC_SURVEYS, flagKeys)
+    const entry = { expiresAt: now + PUBLIC_TTL_MS, value }
+    publicCache.set(teamId, entry)
+    if (publicCache.size > PUBLIC_CACHE_ENTRIES) publicCache.delete(publicCache.keys().next().value as number)
+    value.catch(() => {
+      if (publicCache.get(teamId) === entry) publicCache.delete(teamId)
+    })
+    return value
+  }
 
   const enforceResponseLimits = () => service.enforceResponseLimits((teamId, ids) => results.countsFor(teamId, ids))
 
@@ -92,6 +122,7 @@ export function createSurveyModule(deps: {
           activity: deps.activity,
           users: deps.users,
           projectByToken: deps.flagCache.projectByToken,
+          publicSurveys,
           siteUrl: deps.siteUrl,
         }),
       )

@@ -37,9 +37,6 @@ import {
 import type { SurveyActor, SurveyService } from './service.js'
 
 const PREFIXES = ['/api/projects/:projectId/surveys', '/api/environments/:projectId/surveys']
-/** At most this many surveys go to the SDK (PostHog sends all; a project has a handful). */
-export const MAX_PUBLIC_SURVEYS = 200
-
 const ErrorBody = Type.Object({
   type: Type.String(),
   code: Type.String(),
@@ -58,6 +55,8 @@ export function surveyRoutes(deps: {
   users: Pick<UserStore, 'get'>
   /** The project of a public token, or undefined. */
   projectByToken: (token: string) => Promise<{ teamId: number } | undefined>
+  /** The SDK's survey list of a project (cached briefly by the module). */
+  publicSurveys: (teamId: number) => Promise<unknown[]>
   siteUrl: string
 }) {
   const actorOf = (req: FastifyRequest): SurveyActor => ({
@@ -449,7 +448,7 @@ export function surveyRoutes(deps: {
             'Project API key invalid. You can find your project API key in your project settings.',
           )
         }
-        const surveys = await deps.surveys.publicSurveys(project.teamId, MAX_PUBLIC_SURVEYS)
+        const surveys = await deps.publicSurveys(project.teamId)
         return reply.header('cache-control', 'no-cache').send({ surveys, survey_config: null })
       },
     )

@@ -663,35 +663,31 @@ export function createSurveyService(deps: SurveyDeps) {
     },
 
     /** The SDK's view of a project's surveys (not archived). */
-    async publicSurveys(teamId: number, limit: number): Promise<PublicSurvey[]> {
-      const rows = await deps.surveys.publicForTeam(teamId, limit)
+    async publicSurveys(
+      teamId: number,
+      limit: number,
+      flagKeys: (teamId: number) => Promise<Map<number, string>>,
+    ): Promise<PublicSurvey[]> {
+      const [rows, keys] = await Promise.all([deps.surveys.publicForTeam(teamId, limit), flagKeys(teamId)])
+      const keyOf = (id: number | null) => (id === null ? null : (keys.get(id) ?? null))
       return Promise.all(
-        rows.map(async (row) => {
-          const [linked, targeting, internal, conditions] = await Promise.all([
-            flags.get(teamId, row.linked_flag_id),
-            flags.get(teamId, row.targeting_flag_id),
-            flags.get(teamId, row.internal_targeting_flag_id),
-            conditionsOf(row, false),
-          ])
-          const keyOf = (flag: typeof linked) => (flag && flag.deleted === 0 ? flag.key : null)
-          return {
-            id: row.id,
-            name: row.name,
-            type: row.type,
-            linked_flag_key: keyOf(linked),
-            targeting_flag_key: keyOf(targeting),
-            internal_targeting_flag_key: keyOf(internal),
-            questions: parseJson(row.questions, []),
-            conditions,
-            appearance: parseJson(row.appearance, null),
-            start_date: apiTime(row.start_date),
-            end_date: apiTime(row.end_date),
-            current_iteration: row.current_iteration,
-            current_iteration_start_date: apiTime(row.current_iteration_start_date),
-            schedule: row.schedule,
-            enable_partial_responses: row.enable_partial_responses === 1,
-          }
-        }),
+        rows.map(async (row) => ({
+          id: row.id,
+          name: row.name,
+          type: row.type,
+          linked_flag_key: keyOf(row.linked_flag_id),
+          targeting_flag_key: keyOf(row.targeting_flag_id),
+          internal_targeting_flag_key: keyOf(row.internal_targeting_flag_id),
+          questions: parseJson(row.questions, []),
+          conditions: await conditionsOf(row, false),
+          appearance: parseJson(row.appearance, null),
+          start_date: apiTime(row.start_date),
+          end_date: apiTime(row.end_date),
+          current_iteration: row.current_iteration,
+          current_iteration_start_date: apiTime(row.current_iteration_start_date),
+          schedule: row.schedule,
+          enable_partial_responses: row.enable_partial_responses === 1,
+        })),
       )
     },
 
