@@ -190,7 +190,8 @@ export abstract class ExprPrinter {
     if (!out.ty.constant && l.instant && isRowIndependent(right)) hint = timeKeyHint(op, l.instant, r, this.opts.tz)
     else if (!out.ty.constant && r.instant && isRowIndependent(left)) {
       hint = timeKeyHint(op, r.instant, l, this.opts.tz, true)
-    }
+    } else if (!out.ty.constant && l.keyColumn) hint = eventKeyHint(op, l.keyColumn, right, r)
+    else if (!out.ty.constant && r.keyColumn && op === '==') hint = eventKeyHint(op, r.keyColumn, left, l)
     return hint ? { ...out, hints: [hint] } : out
   }
 
@@ -213,8 +214,13 @@ export abstract class ExprPrinter {
       sql: `${fn}(${kept.map((k) => k.sql).join(', ')})`,
       ty: { ...BOOL, nullable: kept.some((k) => k.ty.nullable) },
     }
-    // a hint of one conjunct holds for the whole conjunction; one of a disjunct does not
+    // a hint of one conjunct holds for the whole conjunction; one of a disjunct does not, but when every disjunct
+    // has event-name hints, one of them holds (`event = 'a' OR event = 'b'`)
     if (kind === 'And' && kept.some((k) => k.hints)) out.hints = kept.flatMap((k) => k.hints ?? [])
+    if (kind === 'Or' && kept.every((k) => k.hints?.length && k.hints.every(isEventHint))) {
+      const each = kept.map((k) => (k.hints?.length === 1 ? k.hints[0] : `and(${k.hints?.join(', ')})`))
+      out.hints = [`or(${each.join(', ')})`]
+    }
     return out
   }
 
@@ -397,4 +403,23 @@ export abstract class ExprPrinter {
   protected orderList(items: ast.OrderExpr[], scope: Scope): string {
     return items.map((o) => `${this.expr(o.expr, scope).sql} ${o.order}`).join(', ')
   }
+}
+
+/** Hints on the event column (time hints stay out of disjunctions: the engine evaluates those alone). */
+const isEventHint = (hint: string) => !/^(?:greater|less)OrEquals\(/.test(hint)
+
+const isEventName = (e: ast.Expr) => e.kind === 'Constant' && typeof e.value === 'string' && e.value !== ''
+
+/**
+ * `event = 'x'` / `event IN ('x', 'y')` on the events table: the same comparison on the bare column, which may go
+ * into the team-filtered subquery (a column compared with constants evaluates nothing of the caller's), so that
+ * the engine reads the event's granules only and joins fewer rows. Empty names are left out: after an outer join
+ * the missing side's event reads as ''.
+ */
+function eventKeyHint(op: ast.CompareOp, column: string, other: ast.Expr, printed: Out): string | undefined {
+  if (op === '==' && isEventName(other)) return `equals(${column}, ${printed.sql})`
+  if (op === 'in' && other.kind === 'Tuple' && other.exprs.length > 0 && other.exprs.every(isEventName)) {
+    return `in(${column}, ${printed.sql})`
+  }
+  return undefined
 }

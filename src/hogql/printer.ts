@@ -404,6 +404,7 @@ export class ClickHousePrinter extends ExprPrinter {
         }
         const t: Ty = { t: fd.type, nullable: !!fd.nullable }
         let out: Out = { sql, ty: t }
+        if (fd.ch === 'event' && src.def?.ch === 'events' && !src.wrapped && !src.lazy) out.keyColumn = sql
         if (fd.type === 'DateTime') {
           out = { sql: `toTimeZone(${sql}, ${this.opts.tz})`, ty: t }
           if (src.def?.sortKeyTime === fd.ch && src.def.ch && !src.wrapped && !src.lazy) out.instant = sql

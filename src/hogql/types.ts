@@ -15,6 +15,8 @@ export interface Out {
   json?: JsonPath
   /** for a table's sort-key time column shown in the project's timezone: the bare column, an instant */
   instant?: string
+  /** for the events table's `event` column (in its sort key): the bare column, comparable with constants */
+  keyColumn?: string
   /** conditions this boolean expression implies, on bare sort-key columns, for the engine's index analysis */
   hints?: string[]
 }

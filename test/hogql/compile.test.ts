@@ -59,7 +59,7 @@ describe('placeholders', () => {
       placeholders: { filters: trustedExpr(parseExpr("event = 'a'")) },
     })
     expect(sql).toContain(
-      'FROM (SELECT * FROM events WHERE equals(events.team_id, {hogql_team_id:Int64})) AS events WHERE equals(events.event, {hogql_val_0:String})',
+      'FROM (SELECT * FROM events WHERE and(equals(events.team_id, {hogql_team_id:Int64}), equals(events.event, {hogql_val_0:String}))) AS events WHERE equals(events.event, {hogql_val_0:String})',
     )
   })
 
@@ -233,5 +233,36 @@ describe('time conditions the sort key can use', () => {
     expect(
       body('SELECT count() FROM persons p JOIN events e ON e.distinct_id = toString(p.id) WHERE e.timestamp > now()'),
     ).not.toMatch(/Equals\(e\.timestamp,/)
+  })
+})
+
+describe('event names the sort key can use', () => {
+  const TEAM_ONLY = 'equals(events.team_id, {hogql_team_id:Int64})'
+  it('repeats event = constant, IN constants and disjunctions of them inside the team subquery', () => {
+    expect(body("SELECT count() FROM events WHERE event = 'a' AND distinct_id = 'x'")).toContain(
+      `(SELECT * FROM events WHERE and(${TEAM_ONLY}, equals(events.event, {hogql_val_0:String}))) AS events`,
+    )
+    expect(body("SELECT count() FROM events WHERE event IN ('a', 'b')")).toContain(
+      `and(${TEAM_ONLY}, in(events.event, tuple({hogql_val_0:String}, {hogql_val_1:String}))))`,
+    )
+    expect(body("SELECT count() FROM events WHERE event = 'a' OR (event = 'b' AND distinct_id = 'x')")).toContain(
+      `and(${TEAM_ONLY}, or(equals(events.event, {hogql_val_0:String}), equals(events.event, {hogql_val_1:String}))))`,
+    )
+  })
+
+  it('adds nothing for negations, other disjuncts, empty names, expressions or a joined events table', () => {
+    for (const where of [
+      "NOT event = 'a'",
+      "event != 'a'",
+      "event = 'a' OR distinct_id = 'x'",
+      "event = ''",
+      'event = distinct_id',
+      "lower(event) = 'a'",
+    ]) {
+      expect(body(`SELECT count() FROM events WHERE ${where}`)).toContain(`(SELECT * FROM events WHERE ${TEAM_ONLY})`)
+    }
+    expect(
+      body("SELECT count() FROM persons p JOIN events e ON e.distinct_id = toString(p.id) WHERE e.event = 'a'"),
+    ).not.toMatch(/team_id, \{hogql_team_id:Int64\}\), equals\(e\.event/)
   })
 })
