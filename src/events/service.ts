@@ -4,6 +4,7 @@
  */
 import crypto from 'node:crypto'
 import { NotFound, ValidationError } from '../http/errors.js'
+import { isAnonymousId } from '../persons/service.js'
 import type { PersonStore } from '../persons/store.js'
 import { literal, propertiesToHogQL } from '../queries/filters.js'
 import type { HogQLExecutor, RunContext } from '../queries/runner.js'
@@ -71,7 +72,13 @@ export function createEventService(deps: { execute: HogQLExecutor; persons: Pick
           .where('person_id', 'in', personIds)
           .orderBy('distinct_id')
           .execute()
-        for (const r of all) if (!firstIds.has(r.person_id)) firstIds.set(r.person_id, r.distinct_id)
+        // The identified id first, as on the person itself.
+        for (const r of all) {
+          const known = firstIds.get(r.person_id)
+          if (known === undefined || (isAnonymousId(known) && !isAnonymousId(r.distinct_id))) {
+            firstIds.set(r.person_id, r.distinct_id)
+          }
+        }
       }
       for (const r of rows) {
         const props = parseJson(r.properties)

@@ -41,10 +41,20 @@ declare module 'fastify' {
 const HOUR_MS = 3_600_000
 export const CURRENT_PROJECT = '@current'
 
-/** What `@current` means for a caller: the only project its key may use, else the user's current project. */
-export function currentProjectId(auth: Pick<AuthContext, 'scopedTeams' | 'user'>): number {
+/**
+ * What `@current` means for a caller: the only project its key may use, else the user's current project, else (as
+ * PostHog's `User.team`) the first project of the user's current organization.
+ */
+export async function currentProjectId(
+  auth: Pick<AuthContext, 'scopedTeams' | 'user'>,
+  projects: Pick<ProjectStore, 'listForOrganizations'>,
+): Promise<number> {
   if (auth.scopedTeams && auth.scopedTeams.length === 1) return auth.scopedTeams[0]
-  return auth.user.current_project_id ?? Number.NaN
+  if (auth.user.current_project_id !== null) return auth.user.current_project_id
+  const organizationId = auth.user.current_organization_id
+  if (organizationId === null) return Number.NaN
+  const [first] = await projects.listForOrganizations([organizationId])
+  return first?.id ?? Number.NaN
 }
 
 function readKey(req: FastifyRequest): { key: string; where: 'header' | 'body' | 'query' } | undefined {
@@ -90,7 +100,7 @@ export const authPlugin = fp(
       keys: Pick<PersonalApiKeyStore, 'getBySecureValue' | 'touch'>
       users: Pick<UserStore, 'get'>
       organizations: Pick<OrganizationStore, 'memberships'>
-      projects: Pick<ProjectStore, 'get'>
+      projects: Pick<ProjectStore, 'get' | 'listForOrganizations'>
       sessions?: SessionAuthenticator
       clock: () => Date
     },
@@ -103,7 +113,7 @@ export const authPlugin = fp(
     async function projectOf(auth: AuthContext, projectParam: string): Promise<ProjectRow> {
       const id =
         projectParam === CURRENT_PROJECT
-          ? currentProjectId(auth)
+          ? await currentProjectId(auth, deps.projects)
           : /^\d{1,15}$/.test(projectParam)
             ? Number(projectParam)
             : Number.NaN

@@ -33,7 +33,7 @@ export interface PersonActor {
 const chTime = (iso: string) => iso.replace('T', ' ').replace('Z', '')
 
 /** PostHog's `is_anonymous_id`: a UUID-looking distinct id was made up by an SDK, not given by the product. */
-const isAnonymousId = (id: string) => UUID.test(id) || /^[0-9a-f]{16,}-/i.test(id)
+export const isAnonymousId = (id: string) => UUID.test(id) || /^[0-9a-f]{16,}-/i.test(id)
 
 export function toPerson(row: PersonRow, distinctIds: string[]): Person {
   const properties = parseObject(row.properties)
