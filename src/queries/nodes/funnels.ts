@@ -6,7 +6,13 @@
  */
 import { ValidationError } from '../../http/errors.js'
 import { type BreakdownDim, breakdownOf, rawBreakdownExpr } from '../insights/breakdown.js'
-import { earliestEvent, type InsightDeps, loadInsightContext, wantsAllTime } from '../insights/context.js'
+import {
+  earliestEvent,
+  type InsightContext,
+  type InsightDeps,
+  loadInsightContext,
+  wantsAllTime,
+} from '../insights/context.js'
 import {
   bucketKey,
   bucketKeyHogQL,
@@ -265,6 +271,8 @@ async function readActors(
   range: ResolvedRange,
   ctx: RunContext,
   run: HogQLExecutor,
+  /** filled with each actor's id, in the order of the result */
+  actorIds?: string[],
 ): Promise<FunnelEvent[][]> {
   const n = plan.series.length
   const bounds = rangeBoundsHogQL(range)
@@ -313,6 +321,7 @@ async function readActors(
     )
     ctx.stats.resultRows += executed.rows.length
     for (const row of executed.rows) {
+      actorIds?.push(String(row[0]))
       const ts = row[1] as number[]
       const ids = row[2] as string[]
       const steps = row[3] as number[][]
@@ -469,6 +478,36 @@ function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange)
     .slice(0, plan.breakdownLimit)
     .sort(([ka], [kb]) => (ka < kb ? -1 : ka > kb ? 1 : 0))
     .map(([key, row]) => ({ ...shape(row), breakdown_value: valueOut(plan, key) }))
+}
+
+/**
+ * Every actor's funnel paths (one per breakdown value they count under), for the actors behind a funnel step: the
+ * same plan, range and matching as the insight. `canStart` limits the events that may start an attempt.
+ */
+export async function funnelActorPaths(
+  node: Record<string, unknown>,
+  insight: InsightContext,
+  ctx: RunContext,
+  run: HogQLExecutor,
+  canStart?: (range: ResolvedRange) => ((e: FunnelEvent) => boolean) | undefined,
+): Promise<{ steps: number; groupIndex?: number; actors: { id: string; paths: FunnelPath[] }[] }> {
+  const plan = planOf(node, insight.actions, insight.testAccountFilters)
+  const earliest = wantsAllTime(node) ? await earliestEvent(ctx, run) : undefined
+  const range = resolveDateRange(
+    isObject(node.dateRange) ? node.dateRange : undefined,
+    intervalOf(node.interval),
+    insight.team,
+    insight.now,
+    earliest,
+  )
+  const ids: string[] = []
+  const events = await readActors(plan, range, ctx, run, ids)
+  const start = canStart?.(range)
+  return {
+    steps: plan.series.length,
+    groupIndex: groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index'),
+    actors: events.map((e, i) => ({ id: ids[i], paths: matchActor(e, plan.options, plan.dims.length > 0, start) })),
+  }
 }
 
 export function createFunnelsRunner(deps: InsightDeps): NodeRunner {

@@ -4,7 +4,13 @@
  * lifecycle runner computes them.
  */
 import { ValidationError } from '../../http/errors.js'
-import { earliestEvent, type InsightDeps, loadInsightContext, wantsAllTime } from '../insights/context.js'
+import {
+  earliestEvent,
+  type InsightContext,
+  type InsightDeps,
+  loadInsightContext,
+  wantsAllTime,
+} from '../insights/context.js'
 import {
   bucketKey,
   bucketStartHogQL,
@@ -25,7 +31,7 @@ import {
   sharedCondition,
 } from '../insights/series.js'
 import { addLocal, localDay, MONTHS } from '../insights/time.js'
-import type { NodeRunner } from '../runner.js'
+import type { HogQLExecutor, NodeRunner, RunContext } from '../runner.js'
 
 export const LIFECYCLE_STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const
 type Status = (typeof LIFECYCLE_STATUSES)[number]
@@ -53,60 +59,72 @@ function toggledOf(filter: Record<string, unknown>): Set<Status> {
 
 const pad = (n: number) => String(n).padStart(2, '0')
 
+/**
+ * The lifecycle statuses of each actor: one row per (actor, start_of_period, status) — for the insight and for the
+ * actors behind one of its data points.
+ */
+export async function lifecycleActivity(
+  node: Record<string, unknown>,
+  insight: InsightContext,
+  ctx: RunContext,
+  run: HogQLExecutor,
+) {
+  const series = seriesOf(node.series, { max: 1 })[0]
+  if (series.kind === 'ActionsNode' && !insight.actions.has(series.id as number)) {
+    throw new ValidationError(`Action ${series.id} does not exist.`, 'series__0__id', 'does_not_exist')
+  }
+  const interval = intervalOf(node.interval)
+  if (interval === 'minute') {
+    throw new ValidationError('Lifecycles are shown by hour, day, week or month.', 'interval', 'invalid_choice')
+  }
+  const groupIndex = groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index')
+  // persons, or groups of one type (new in the interval the group was created)
+  const actor = actorExpr(groupIndex)
+  const createdAt = groupIndex === undefined ? 'person.created_at' : `group_${groupIndex}.created_at`
+  const filter = isObject(node.lifecycleFilter) ? node.lifecycleFilter : {}
+  const toggled = toggledOf(filter)
+  const sampling = samplingOf(node.samplingFactor)
+  const earliest = wantsAllTime(node) ? await earliestEvent(ctx, run) : undefined
+  const range = resolveDateRange(
+    isObject(node.dateRange) ? node.dateRange : undefined,
+    interval,
+    insight.team,
+    insight.now,
+    earliest,
+  )
+  const first = range.buckets[0]
+  const last = range.buckets[range.buckets.length - 1]
+  const trunc = (field: string) => bucketStartHogQL(interval, range.weekStartDay, field)
+  const one = intervalHogQL(interval)
+  // one interval before the first bucket (is its activity returning or resurrecting? dormant after it?) up to the
+  // end of the last bucket; earlier activity is invisible, as in PostHog
+  const where = and([
+    seriesEventCondition(series),
+    seriesPropertyCondition(series),
+    sharedCondition(node, insight.testAccountFilters),
+    `timestamp >= ${localInstantHogQL(addLocal(first, interval, -1))}`,
+    `timestamp < ${localInstantHogQL(addLocal(last, interval, 1))}`,
+    groupIndex === undefined ? `ifNull(toString(properties.$process_person_profile), '') != 'false'` : `${actor} != ''`,
+  ])
+  const perPerson =
+    `SELECT ${actor} AS actor, min(${createdAt}) AS created_at, ` +
+    `arraySort(groupUniqArray(${trunc('timestamp')})) AS all_activity, ` +
+    `arrayPopBack(arrayPushFront(all_activity, ${trunc('created_at')})) AS previous_activity, ` +
+    `arrayPopFront(arrayPushBack(all_activity, ${trunc("toDateTime('1970-01-01 00:00:00')")})) AS following_activity, ` +
+    `arrayMap((previous, current, index) -> if(previous = current, 'new', if(current - ${one} = previous AND index != 1, 'returning', 'resurrecting')), previous_activity, all_activity, arrayEnumerate(all_activity)) AS initial_status, ` +
+    `arrayMap((current, next) -> if(current + ${one} = next, '', 'dormant'), all_activity, following_activity) AS dormant_status, ` +
+    `arrayMap(x -> x + ${one}, arrayFilter((current, is_dormant) -> is_dormant = 'dormant', all_activity, dormant_status)) AS dormant_periods, ` +
+    `arrayJoin(arrayConcat(arrayZip(all_activity, initial_status), arrayZip(dormant_periods, arrayMap(x -> 'dormant', dormant_periods)))) AS pair, ` +
+    `tupleElement(pair, 1) AS start_of_period, tupleElement(pair, 2) AS status ` +
+    `FROM ${eventsFrom(sampling)} WHERE ${where} GROUP BY actor`
+  return { perPerson, range, interval, series, sampling, toggled, groupIndex }
+}
+
 export function createLifecycleRunner(deps: InsightDeps): NodeRunner {
   return async (node, ctx, run) => {
     const started = performance.now()
     const insight = await loadInsightContext(ctx, deps)
-    const series = seriesOf(node.series, { max: 1 })[0]
-    if (series.kind === 'ActionsNode' && !insight.actions.has(series.id as number)) {
-      throw new ValidationError(`Action ${series.id} does not exist.`, 'series__0__id', 'does_not_exist')
-    }
-    const interval = intervalOf(node.interval)
-    if (interval === 'minute') {
-      throw new ValidationError('Lifecycles are shown by hour, day, week or month.', 'interval', 'invalid_choice')
-    }
-    const groupIndex = groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index')
-    // persons, or groups of one type (new in the interval the group was created)
-    const actor = actorExpr(groupIndex)
-    const createdAt = groupIndex === undefined ? 'person.created_at' : `group_${groupIndex}.created_at`
-    const filter = isObject(node.lifecycleFilter) ? node.lifecycleFilter : {}
-    const toggled = toggledOf(filter)
-    const sampling = samplingOf(node.samplingFactor)
-    const earliest = wantsAllTime(node) ? await earliestEvent(ctx, run) : undefined
-    const range = resolveDateRange(
-      isObject(node.dateRange) ? node.dateRange : undefined,
-      interval,
-      insight.team,
-      insight.now,
-      earliest,
-    )
-    const first = range.buckets[0]
-    const last = range.buckets[range.buckets.length - 1]
-    const trunc = (field: string) => bucketStartHogQL(interval, range.weekStartDay, field)
-    const one = intervalHogQL(interval)
-    // one interval before the first bucket (is its activity returning or resurrecting? dormant after it?) up to the
-    // end of the last bucket; earlier activity is invisible, as in PostHog
-    const where = and([
-      seriesEventCondition(series),
-      seriesPropertyCondition(series),
-      sharedCondition(node, insight.testAccountFilters),
-      `timestamp >= ${localInstantHogQL(addLocal(first, interval, -1))}`,
-      `timestamp < ${localInstantHogQL(addLocal(last, interval, 1))}`,
-      groupIndex === undefined
-        ? `ifNull(toString(properties.$process_person_profile), '') != 'false'`
-        : `${actor} != ''`,
-    ])
-    const perPerson =
-      `SELECT ${actor} AS actor, min(${createdAt}) AS created_at, ` +
-      `arraySort(groupUniqArray(${trunc('timestamp')})) AS all_activity, ` +
-      `arrayPopBack(arrayPushFront(all_activity, ${trunc('created_at')})) AS previous_activity, ` +
-      `arrayPopFront(arrayPushBack(all_activity, ${trunc("toDateTime('1970-01-01 00:00:00')")})) AS following_activity, ` +
-      `arrayMap((previous, current, index) -> if(previous = current, 'new', if(current - ${one} = previous AND index != 1, 'returning', 'resurrecting')), previous_activity, all_activity, arrayEnumerate(all_activity)) AS initial_status, ` +
-      `arrayMap((current, next) -> if(current + ${one} = next, '', 'dormant'), all_activity, following_activity) AS dormant_status, ` +
-      `arrayMap(x -> x + ${one}, arrayFilter((current, is_dormant) -> is_dormant = 'dormant', all_activity, dormant_status)) AS dormant_periods, ` +
-      `arrayJoin(arrayConcat(arrayZip(all_activity, initial_status), arrayZip(dormant_periods, arrayMap(x -> 'dormant', dormant_periods)))) AS pair, ` +
-      `tupleElement(pair, 1) AS start_of_period, tupleElement(pair, 2) AS status ` +
-      `FROM ${eventsFrom(sampling)} WHERE ${where} GROUP BY actor`
+    const { perPerson, range, interval, series, sampling, toggled } = await lifecycleActivity(node, insight, ctx, run)
     const executed = await run(
       `SELECT toString(start_of_period) AS period, status, count(DISTINCT actor) AS counts FROM (${perPerson}) ` +
         'GROUP BY period, status LIMIT 50000',

@@ -197,9 +197,9 @@ export function pathItemsQuery(plan: PathsPlan, from: string, to: string): strin
     eventTypeCondition(plan),
     plan.excludeEvents.length > 0 ? `${item} NOT IN ${literal(plan.excludeEvents)}` : undefined,
   ])
-  // (seconds, item, uuid, session, window), sorted by time within each person
+  // (seconds, item, uuid, session, window, timestamp), sorted by time within each person
   const events =
-    `SELECT person_id AS actor, arraySort(x -> tupleElement(x, 1), groupArray(tuple(ifNull(toFloat(timestamp), 0), ${item}, toString(uuid), toString($session_id), toString($window_id)))) AS evs ` +
+    `SELECT person_id AS actor, arraySort(x -> tupleElement(x, 1), groupArray(tuple(ifNull(toFloat(timestamp), 0), ${item}, toString(uuid), toString($session_id), toString($window_id), timestamp))) AS evs ` +
     `FROM ${eventsFrom(plan.sampling)} WHERE ${where} GROUP BY actor`
   const sessions =
     `SELECT actor, arraySplit((x, gap) -> if(gap < ${SESSION_GAP_SECONDS}, 0, 1), evs, arrayDifference(arrayMap(x -> tupleElement(x, 1), evs))) AS session_paths ` +
@@ -220,7 +220,7 @@ export function pathItemsQuery(plan: PathsPlan, from: string, to: string): strin
     cut =
       `if(${s} > 0 AND ${e} > 0, arrayResize(${fromStart}, ${e}), compact) AS cut, ` +
       // too long: the first half, "...", the last half
-      `if(length(cut) > ${n}, arrayConcat(arraySlice(cut, 1, ${half}), [tuple(tupleElement(arrayElement(cut, ${1 + half}), 1), '...', tupleElement(arrayElement(cut, ${1 + half}), 3), tupleElement(arrayElement(cut, ${1 + half}), 4), tupleElement(arrayElement(cut, ${1 + half}), 5))], arraySlice(cut, ${-half}, ${half})), cut) AS limited`
+      `if(length(cut) > ${n}, arrayConcat(arraySlice(cut, 1, ${half}), [tuple(tupleElement(arrayElement(cut, ${1 + half}), 1), '...', tupleElement(arrayElement(cut, ${1 + half}), 3), tupleElement(arrayElement(cut, ${1 + half}), 4), tupleElement(arrayElement(cut, ${1 + half}), 5), tupleElement(arrayElement(cut, ${1 + half}), 6))], arraySlice(cut, ${-half}, ${half})), cut) AS limited`
     where2 = `${s} > 0 AND ${e} > 0`
   } else if (plan.endPoint) {
     const e = `indexOf(${names}, ${literal(plan.endPoint)})`
@@ -243,7 +243,7 @@ export function pathItemsQuery(plan: PathsPlan, from: string, to: string): strin
     `concat(toString(idx), '_', tupleElement(arrayElement(limited, idx), 2)) AS path_key, ` +
     `if(idx > 1, concat(toString(idx - 1), '_', tupleElement(arrayElement(limited, idx - 1), 2)), NULL) AS last_path_key, ` +
     `if(idx > 1, tupleElement(arrayElement(limited, idx), 1) - tupleElement(arrayElement(limited, idx - 1), 1), 0) AS conversion_time, ` +
-    'tupleElement(arrayElement(limited, idx), 1) AS ts, tupleElement(arrayElement(limited, idx), 3) AS uuid, ' +
+    'tupleElement(arrayElement(limited, idx), 6) AS ts, tupleElement(arrayElement(limited, idx), 3) AS uuid, ' +
     'tupleElement(arrayElement(limited, idx), 4) AS session_id, tupleElement(arrayElement(limited, idx), 5) AS window_id ' +
     `FROM (${perSession}) ARRAY JOIN arrayEnumerate(limited) AS idx`
   )
@@ -341,7 +341,7 @@ export async function pathsActorsSource(
   }
   return (
     'SELECT actor AS actor_id, count() AS event_count, ' +
-    'arraySlice(groupUniqArray(tuple(toDateTime(ts), toUUID(uuid), session_id, window_id)), 1, 100) AS matching_events ' +
+    'arraySlice(groupUniqArray(tuple(ts, toUUID(uuid), session_id, window_id)), 1, 100) AS matching_events ' +
     `FROM (${pathItemsQuery(plan, bounds.from, bounds.to)}) WHERE ${condition} GROUP BY actor_id`
   )
 }

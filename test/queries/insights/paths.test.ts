@@ -225,4 +225,37 @@ describe('PathsQuery', () => {
     await bad({ localPathCleaningFilters: [{ alias: 'x' }] }, 'pathsFilter__localPathCleaningFilters__0__regex')
     await bad({ excludeEvents: 'clicked' }, 'pathsFilter__excludeEvents')
   })
+
+  it('test_path_actors-like: the persons behind an edge, a node and a drop-off', async () => {
+    const ids = async (keys: Record<string, unknown>) => {
+      const res = await postQuery(t, {
+        query: {
+          kind: 'ActorsQuery',
+          source: {
+            kind: 'InsightActorsQuery',
+            source: {
+              kind: 'PathsQuery',
+              dateRange: { date_from: '2024-02-01', date_to: '2024-02-07' },
+              pathsFilter: { includeEventTypes: ['$pageview'], ...keys },
+            },
+          },
+          select: ['actor', 'event_count'],
+          orderBy: ['person'],
+        },
+      })
+      expect(res.statusCode, res.body).toBe(200)
+      return (res.json().results as [{ distinct_ids: string[] }, number][]).map((r) => [r[0].distinct_ids[0], r[1]])
+    }
+    // 1_/home → 2_/pricing: alice's first session and bob (one matching item each)
+    const edge = await ids({ pathStartKey: '1_/home', pathEndKey: '2_/pricing' })
+    expect(edge.sort()).toEqual([
+      ['alice', 1],
+      ['bob', 1],
+    ])
+    // arriving at 2_/signup: carl
+    expect(await ids({ pathEndKey: '2_/signup' })).toEqual([['carl', 1]])
+    // paths that end at 3_/signup (alice 1) and at 2_/docs (alice 2)
+    expect(await ids({ pathDropoffKey: '3_/signup' })).toEqual([['alice', 1]])
+    expect(await ids({ pathDropoffKey: '2_/docs' })).toEqual([['alice', 1]])
+  })
 })
