@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import path from 'node:path'
 import { ensureDemoAccount } from './bootstrap.js'
-import { ConfigError, loadConfig } from './config.js'
+import { runCli } from './cli/program.js'
+import { loadConfig } from './config.js'
 import { installFatalErrorExit } from './fatal-exit.js'
-import { runKeysCommand } from './users/keys-cli.js'
 
 /** The app (and the engine's native library) is loaded only by the commands that serve or migrate. */
 const loadApp = async () => (await import('./app.js')).buildApp
@@ -67,22 +67,10 @@ async function migrate() {
   process.stdout.write('migrations applied\n')
 }
 
-/** `burrow keys create|list|roll|revoke …`: personal API keys, made here until a logged-in session can. */
-async function keys() {
-  process.exitCode = await runKeysCommand(process.argv.slice(3))
-}
-
-const commands: Record<string, () => Promise<void>> = { start, migrate, keys }
 // Everything Burrow writes (stores, capture log, credentials, outbox) is for its own user only.
 process.umask(0o077)
-const name = process.argv[2] ?? 'start'
-const command = commands[name]
-if (!command) {
-  process.stderr.write(`usage: burrow <${Object.keys(commands).join('|')}>\n`)
-  process.exit(2)
-}
-command().catch((err: unknown) => {
-  if (err instanceof ConfigError) process.stderr.write(`burrow: invalid configuration: ${err.message}\n`)
-  else process.stderr.write(`burrow: failed to start: ${err instanceof Error ? err.message : String(err)}\n`)
-  process.exit(1)
+// The commands (and --help, exit codes 0 done / 1 failed / 2 bad usage) are in src/cli/program.ts.
+void runCli(process.argv.slice(2), { start, migrate }).then((outcome) => {
+  // Once what the command printed has reached the pipe or terminal.
+  if (outcome !== 'serving') process.stdout.write('', () => process.exit(outcome))
 })
