@@ -1,6 +1,7 @@
 // Wires the survey pieces from the app's stores and services, and runs the response-limit check: every minute,
-// running surveys that reached `responses_limit` are stopped. Stopping is a conditional update (end_date still
-// null), so when several processes run the check, exactly one stops each survey and logs it.
+// running surveys that reached `responses_limit` are stopped. One process claims each round (a job lease); the
+// stop itself is a conditional update (end_date still null), so a survey is stopped and logged once even if a
+// round is taken over half-way.
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { ActionStore } from '../actions/store.js'
@@ -9,6 +10,7 @@ import type { DefinitionsCache } from '../flags/cache.js'
 import type { FlagService } from '../flags/service.js'
 import type { FlagStore } from '../flags/store.js'
 import type { InsightStore } from '../insights/store.js'
+import { createJobLeases, runClaimed } from '../jobs/leases.js'
 import type { OrganizationStore } from '../organizations/store.js'
 import type { ProjectStore } from '../projects/store.js'
 import type { EventStore } from '../storage/events/types.js'
@@ -22,6 +24,7 @@ import { createSurveyService } from './service.js'
 import { createSurveyStore } from './store.js'
 
 export const RESPONSE_LIMIT_CHECK_MS = 60_000
+const RESPONSE_LIMIT_LEASE_MS = 55_000
 /** At most this many surveys go to the SDK (PostHog sends all; a project has a handful). */
 export const MAX_PUBLIC_SURVEYS = 200
 /**
@@ -106,6 +109,7 @@ export function createSurveyModule(deps: {
     return value
   }
 
+  const leases = createJobLeases(deps.db)
   const enforceResponseLimits = () => service.enforceResponseLimits((teamId, ids) => results.countsFor(teamId, ids))
 
   return {
@@ -130,7 +134,9 @@ export function createSurveyModule(deps: {
       const timer = setInterval(() => {
         if (running) return
         running = true
-        enforceResponseLimits()
+        runClaimed(leases, 'survey-response-limits', RESPONSE_LIMIT_LEASE_MS, async () => {
+          await enforceResponseLimits()
+        })
           .catch((err) => deps.onError?.(err, 'survey response limits'))
           .finally(() => {
             running = false
