@@ -22,7 +22,14 @@ export function actionRoutes(deps: { actions: ActionService; siteUrl: string }) 
       app.get(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectParams, querystring: PaginationQuery, response: { 200: ActionPage } },
+          schema: {
+            summary: 'List actions',
+            description: 'The project’s actions (named sets of event matchers), paged with `limit`/`offset`.',
+            tags,
+            params: ProjectParams,
+            querystring: PaginationQuery,
+            response: { 200: ActionPage },
+          },
           config: { scope: 'action:read' },
         },
         async (req) => {
@@ -34,7 +41,15 @@ export function actionRoutes(deps: { actions: ActionService; siteUrl: string }) 
       app.post(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectParams, body: ActionInput, response: { 201: Action } },
+          schema: {
+            summary: 'Create an action',
+            description:
+              'An action from steps (event, URL, selector, text, properties), usable in queries, insights and cohorts.',
+            tags,
+            params: ProjectParams,
+            body: ActionInput,
+            response: { 201: Action },
+          },
           config: { scope: 'action:write' },
         },
         async (req, reply) =>
@@ -42,13 +57,29 @@ export function actionRoutes(deps: { actions: ActionService; siteUrl: string }) 
       )
       app.get(
         `${prefix}/:id/`,
-        { schema: { tags, params: ActionParams, response: { 200: Action } }, config: { scope: 'action:read' } },
+        {
+          schema: {
+            summary: 'Retrieve an action',
+            description: 'One action by id.',
+            tags,
+            params: ActionParams,
+            response: { 200: Action },
+          },
+          config: { scope: 'action:read' },
+        },
         async (req) => deps.actions.get(req.project.id, (req.params as { id: number }).id),
       )
       app.patch(
         `${prefix}/:id/`,
         {
-          schema: { tags, params: ActionParams, body: ActionInput, response: { 200: Action } },
+          schema: {
+            summary: 'Update an action',
+            description: 'Changes name, description or steps; `deleted: true` deletes it.',
+            tags,
+            params: ActionParams,
+            body: ActionInput,
+            response: { 200: Action },
+          },
           config: { scope: 'action:write' },
         },
         async (req) => deps.actions.update(req.project.id, (req.params as { id: number }).id, req.body as ActionInput),

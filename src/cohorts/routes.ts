@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { MethodNotAllowed } from '../http/errors.js'
+import { errorAnswer } from '../http/openapi.js'
 import { PaginationQuery, pageParams, paginate } from '../http/pagination.js'
 import { ProjectParams } from '../projects/schemas.js'
 import { AddPersonsInput, CohortInput, CohortPage, CohortParams, CohortRecord } from './schemas.js'
@@ -18,7 +19,15 @@ export function cohortRoutes(deps: { cohorts: CohortService; siteUrl: string }) 
       app.get(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectParams, querystring: PaginationQuery, response: { 200: CohortPage } },
+          schema: {
+            summary: 'List cohorts',
+            description:
+              'The project’s cohorts (not deleted), with their filters and person counts, paged with `limit`/`offset`.',
+            tags,
+            params: ProjectParams,
+            querystring: PaginationQuery,
+            response: { 200: CohortPage },
+          },
           config: { scope: 'cohort:read' },
         },
         async (req) => {
@@ -30,7 +39,15 @@ export function cohortRoutes(deps: { cohorts: CohortService; siteUrl: string }) 
       app.post(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectParams, body: CohortInput, response: { 201: CohortRecord } },
+          schema: {
+            summary: 'Create a cohort',
+            description:
+              'A dynamic cohort (property, behavioural and nested-cohort filters) or a static one (`is_static`); filters are checked as PostHog checks them.',
+            tags,
+            params: ProjectParams,
+            body: CohortInput,
+            response: { 201: CohortRecord },
+          },
           config: { scope: 'cohort:write' },
         },
         async (req, reply) =>
@@ -38,13 +55,30 @@ export function cohortRoutes(deps: { cohorts: CohortService; siteUrl: string }) 
       )
       app.get(
         `${prefix}/:id/`,
-        { schema: { tags, params: CohortParams, response: { 200: CohortRecord } }, config: { scope: 'cohort:read' } },
+        {
+          schema: {
+            summary: 'Retrieve a cohort',
+            description: 'One cohort by id.',
+            tags,
+            params: CohortParams,
+            response: { 200: CohortRecord },
+          },
+          config: { scope: 'cohort:read' },
+        },
         async (req) => deps.cohorts.get(req.project.id, (req.params as { id: number }).id),
       )
       app.patch(
         `${prefix}/:id/`,
         {
-          schema: { tags, params: CohortParams, body: CohortInput, response: { 200: CohortRecord } },
+          schema: {
+            summary: 'Update a cohort',
+            description:
+              'Changes name, description or filters; `deleted: true` deletes it. Flags that use it see the change at once.',
+            tags,
+            params: CohortParams,
+            body: CohortInput,
+            response: { 200: CohortRecord },
+          },
           config: { scope: 'cohort:write' },
         },
         async (req) =>
@@ -53,7 +87,14 @@ export function cohortRoutes(deps: { cohorts: CohortService; siteUrl: string }) 
       app.patch(
         `${prefix}/:id/add_persons_to_static_cohort/`,
         {
-          schema: { tags, params: CohortParams, body: AddPersonsInput, response: { 200: CohortRecord } },
+          schema: {
+            summary: 'Add persons to a static cohort',
+            description: 'Adds persons by their uuids (`person_ids`) to a static cohort.',
+            tags,
+            params: CohortParams,
+            body: AddPersonsInput,
+            response: { 200: CohortRecord },
+          },
           config: { scope: 'cohort:write' },
         },
         async (req) =>
@@ -67,7 +108,18 @@ export function cohortRoutes(deps: { cohorts: CohortService; siteUrl: string }) 
       // PostHog forbids hard deletes of cohorts: PATCH `deleted: true` instead.
       app.delete(
         `${prefix}/:id/`,
-        { schema: { tags, params: CohortParams }, config: { scope: 'cohort:write' } },
+        {
+          schema: {
+            summary: 'Delete a cohort (refused)',
+            description: 'Always 405, as in PostHog: delete with PATCH `deleted: true`.',
+            response: {
+              405: errorAnswer('Hard deletes are not allowed: PATCH `deleted: true` instead, as in PostHog.'),
+            },
+            tags,
+            params: CohortParams,
+          },
+          config: { scope: 'cohort:write' },
+        },
         async () => {
           throw new MethodNotAllowed('DELETE')
         },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { ActivityStore } from '../activity/store.js'
 import { MethodNotAllowed } from '../http/errors.js'
+import { errorAnswer } from '../http/openapi.js'
 import { pageParams, paginate } from '../http/pagination.js'
 import { activityPage } from '../insights/activity.js'
 import { parseJsonObject, type ResultContext } from '../insights/results.js'
@@ -41,7 +42,15 @@ export function dashboardRoutes(deps: {
       app.get(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectParams, querystring: DashboardListQuery, response: { 200: DashboardPage } },
+          schema: {
+            summary: 'List dashboards',
+            description:
+              'The project’s dashboards (not deleted), with `search` and `pinned` filters, paged with `limit`/`offset`.',
+            tags,
+            params: ProjectParams,
+            querystring: DashboardListQuery,
+            response: { 200: DashboardPage },
+          },
           config: { scope: 'dashboard:read' },
         },
         async (req) => {
@@ -54,7 +63,15 @@ export function dashboardRoutes(deps: {
       app.post(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectParams, body: DashboardInput, response: { 201: Dashboard } },
+          schema: {
+            summary: 'Create a dashboard',
+            description:
+              'A dashboard with a name, description, tags and filters; `use_dashboard` copies the tiles of another dashboard.',
+            tags,
+            params: ProjectParams,
+            body: DashboardInput,
+            response: { 201: Dashboard },
+          },
           config: { scope: 'dashboard:write' },
         },
         async (req, reply) =>
@@ -63,7 +80,13 @@ export function dashboardRoutes(deps: {
       app.get(
         `${prefix}/activity/`,
         {
-          schema: { tags, params: ProjectParams, response: { 200: ActivityPage } },
+          schema: {
+            summary: 'Dashboard activity',
+            description: 'The activity log of every dashboard in the project, newest first.',
+            tags,
+            params: ProjectParams,
+            response: { 200: ActivityPage },
+          },
           config: { scope: 'dashboard:read' },
         },
         async (req) => activityPage(deps, req.project.id, 'Dashboard'),
@@ -71,7 +94,15 @@ export function dashboardRoutes(deps: {
       app.get(
         `${prefix}/:id/`,
         {
-          schema: { tags, params: DashboardParams, querystring: DashboardReadQuery, response: { 200: Dashboard } },
+          schema: {
+            summary: 'Retrieve a dashboard',
+            description:
+              'One dashboard with its tiles and their insights’ results (per `refresh`), with the dashboard’s filters applied.',
+            tags,
+            params: DashboardParams,
+            querystring: DashboardReadQuery,
+            response: { 200: Dashboard },
+          },
           config: { scope: 'dashboard:read' },
         },
         async (req) =>
@@ -81,6 +112,8 @@ export function dashboardRoutes(deps: {
         `${prefix}/:id/`,
         {
           schema: {
+            summary: 'Update a dashboard',
+            description: 'Changes name, description, filters, pinning or tile layouts; `deleted: true` deletes it.',
             tags,
             params: DashboardParams,
             querystring: DashboardReadQuery,
@@ -101,7 +134,13 @@ export function dashboardRoutes(deps: {
       app.get(
         `${prefix}/:id/activity/`,
         {
-          schema: { tags, params: DashboardParams, response: { 200: ActivityPage } },
+          schema: {
+            summary: 'A dashboard’s activity',
+            description: 'The activity log of one dashboard, newest first.',
+            tags,
+            params: DashboardParams,
+            response: { 200: ActivityPage },
+          },
           config: { scope: 'dashboard:read' },
         },
         async (req) => {
@@ -113,7 +152,18 @@ export function dashboardRoutes(deps: {
       // PostHog forbids hard deletes of dashboards: PATCH `deleted: true` instead.
       app.delete(
         `${prefix}/:id/`,
-        { schema: { tags, params: DashboardParams }, config: { scope: 'dashboard:write' } },
+        {
+          schema: {
+            summary: 'Delete a dashboard (refused)',
+            description: 'Always 405, as in PostHog: delete with PATCH `deleted: true`.',
+            response: {
+              405: errorAnswer('Hard deletes are not allowed: PATCH `deleted: true` instead, as in PostHog.'),
+            },
+            tags,
+            params: DashboardParams,
+          },
+          config: { scope: 'dashboard:write' },
+        },
         async () => {
           throw new MethodNotAllowed('DELETE')
         },

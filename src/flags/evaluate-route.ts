@@ -3,6 +3,7 @@
 // raw bytes and decodes them itself; the project key in the body authenticates.
 import crypto from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import { ApiError, ValidationError } from '../http/errors.js'
 import { sendJsonParts } from '../http/send-parts.js'
 import { DecodeError, decodeCaptureBody } from '../ingest/decode.js'
@@ -13,6 +14,62 @@ import { buildRemoteConfig } from './remote-config.js'
 import { projectResponse, selectResponseShape, serializeFlagsV2Parts } from './response.js'
 
 type Query = Record<string, string | undefined>
+
+const FlagsQuery = Type.Object(
+  {
+    v: Type.Optional(Type.String({ description: 'Answer version: 2 (default for /flags), 1, or /decide’s 1–4' })),
+    config: Type.Optional(Type.String({ description: 'true adds the remote config' })),
+    compression: Type.Optional(Type.String({ description: 'gzip, gzip-js, base64 or lz64' })),
+    ip: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+)
+
+const FlagsBody = Type.Object(
+  {
+    token: Type.Optional(Type.String({ description: 'The project API key (`phc_…`); `api_key` works too' })),
+    distinct_id: Type.String(),
+    groups: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Group type → group key' })),
+    person_properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    group_properties: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
+    flag_keys_to_evaluate: Type.Optional(Type.Array(Type.String())),
+    $anon_distinct_id: Type.Optional(Type.String({ description: 'For experience continuity after identify' })),
+    geoip_disable: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: true },
+)
+
+const FlagDetail = Type.Object({
+  key: Type.String(),
+  enabled: Type.Boolean(),
+  variant: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  reason: Type.Object({
+    code: Type.String({ description: 'condition_match, no_condition_match, out_of_rollout_bound…' }),
+    condition_index: Type.Union([Type.Integer(), Type.Null()]),
+    description: Type.Union([Type.String(), Type.Null()]),
+  }),
+  metadata: Type.Object({
+    id: Type.Integer(),
+    version: Type.Integer(),
+    payload: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  }),
+})
+
+const FlagsAnswer = Type.Object(
+  {
+    flags: Type.Optional(Type.Record(Type.String(), FlagDetail, { description: 'v2: each flag by key' })),
+    featureFlags: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.Boolean(), Type.String()]), { description: 'v1 and /decide' }),
+    ),
+    featureFlagPayloads: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    errorsWhileComputingFlags: Type.Boolean(),
+    requestId: Type.Optional(Type.String()),
+    quotaLimited: Type.Optional(Type.Array(Type.String())),
+    config: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { additionalProperties: true },
+)
 
 /**
  * Largest /flags body, as sent and once decoded. Requests carry a distinct id and a few properties (kilobytes);
@@ -126,13 +183,29 @@ export function flagsEndpointRoutes(deps: {
     app.removeAllContentTypeParsers()
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
 
-    const schema = { tags: ['flags'], hide: false }
     for (const url of ['/flags', '/decide']) {
       const endpoint = url === '/flags' ? 'flags' : 'decide'
-      app.post(url, { schema, config: { scope: null }, bodyLimit: MAX_FLAGS_BODY_BYTES }, (req, reply) =>
+      const schema = {
+        summary: url === '/flags' ? 'Evaluate feature flags' : 'Evaluate feature flags (legacy /decide)',
+        description:
+          url === '/flags'
+            ? 'The flags of the project named by the API key in the body (`token` or `api_key`, `phc_…`) for one ' +
+              '`distinct_id`, with variants, payloads and the reason for each (`?v=2`, the default; `?v=1` answers ' +
+              'the older `featureFlags` map). `?config=true` adds remote config. Bodies come as the SDKs send them: ' +
+              'JSON, gzip, base64 or lz64 (`?compression=`), raw or as a `data=` form field.'
+            : 'PostHog’s older endpoint for posthog-js and older SDKs: the same evaluation, answered in the ' +
+              '`featureFlags`/`featureFlagPayloads` shape of the version asked for (`?v=`), with remote config.',
+        tags: ['flags'],
+        querystring: FlagsQuery,
+        response: { 200: FlagsAnswer },
+      }
+      const config = { scope: null, documentedBody: FlagsBody }
+      // The answer is serialized by the response module (one shape per version); the schema documents it.
+      const serializerCompiler = () => (data: unknown) => JSON.stringify(data)
+      app.post(url, { schema, config, serializerCompiler, bodyLimit: MAX_FLAGS_BODY_BYTES }, (req, reply) =>
         handle(endpoint, req, reply),
       )
-      app.get(url, { schema, config: { scope: null } }, (req, reply) => handle(endpoint, req, reply))
+      app.get(url, { schema, config, serializerCompiler }, (req, reply) => handle(endpoint, req, reply))
     }
   }
 }

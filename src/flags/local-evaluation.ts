@@ -101,9 +101,22 @@ export function buildLocalEvaluationPayload(definitions: TeamDefinitions): Local
 }
 
 const TokenQuery = Type.Object({
-  token: Type.Optional(Type.String()),
-  send_cohorts: Type.Optional(Type.String()),
+  token: Type.Optional(Type.String({ description: 'The project API key (`phc_…`); default: the current project' })),
+  send_cohorts: Type.Optional(Type.String({ description: 'Accepted for the SDKs; dynamic cohorts are always sent' })),
 })
+
+const LocalEvaluation = Type.Object({
+  flags: Type.Array(Type.Object({}, { additionalProperties: true }), {
+    description: 'Active flags with their filters, as the server SDKs evaluate them',
+  }),
+  group_type_mapping: Type.Record(Type.String(), Type.String(), { description: 'Group type index → name' }),
+  cohorts: Type.Record(Type.String(), Type.Unknown(), { description: 'Dynamic cohorts the flags use, by id' }),
+})
+
+const LocalEvaluationResponses = {
+  200: LocalEvaluation,
+  304: Type.Null({ description: 'Not modified: the `If-None-Match` ETag is current; no body.' }),
+}
 
 export function localEvaluationRoutes(deps: {
   cache: DefinitionsCache
@@ -145,7 +158,16 @@ export function localEvaluationRoutes(deps: {
   }
 
   return async (app: FastifyInstance) => {
-    const schema = { tags: ['feature_flags'], querystring: TokenQuery }
+    const schema = {
+      summary: 'Flag definitions for local evaluation',
+      description:
+        'Every active flag with its conditions, the group types and the dynamic cohorts they use, for server SDKs ' +
+        '(posthog-node `personalApiKey`) that evaluate flags themselves. Sends an ETag; a matching `If-None-Match` ' +
+        'answers 304. Flags that need static cohorts or experience continuity fall back to `/flags` in the SDKs.',
+      tags: ['feature_flags'],
+      querystring: TokenQuery,
+      response: LocalEvaluationResponses,
+    }
     for (const url of ['/flags/definitions', '/api/feature_flag/local_evaluation/']) {
       app.get(url, { schema, config: { scope: 'feature_flag:read', projectFromRequest: true } }, async (req, reply) =>
         send(await projectFor(req), req, reply),

@@ -55,15 +55,56 @@ export function remoteConfigRoutes(deps: { cache: DefinitionsCache }) {
     return { project, config: buildRemoteConfig(project, await deps.cache.definitions(project.teamId)) }
   }
 
+  const RemoteConfigBody = Type.Object(
+    {
+      token: Type.String(),
+      supportedCompression: Type.Array(Type.String()),
+      hasFeatureFlags: Type.Boolean(),
+      analytics: Type.Object({ endpoint: Type.String() }),
+      sessionRecording: Type.Boolean(),
+      heatmaps: Type.Boolean(),
+      surveys: Type.Boolean({ description: 'Whether a survey is running' }),
+    },
+    { additionalProperties: true, description: 'The configuration keys posthog-js reads' },
+  )
+
   return async (app: FastifyInstance) => {
     app.get(
       '/array/:token/config',
-      { schema: { tags: ['flags'], params: TokenParams }, config: { scope: null } },
+      {
+        schema: {
+          summary: 'Remote config (JSON)',
+          description:
+            'What posthog-js needs to know about the project named by its API key (`phc_…`): compression, ' +
+            'whether it has flags, whether a survey runs, and the features not offered here reported off.',
+          tags: ['flags'],
+          params: TokenParams,
+          response: { 200: RemoteConfigBody },
+        },
+        config: { scope: null },
+        serializerCompiler: () => (data: unknown) => JSON.stringify(data),
+      },
       async (req) => (await configFor((req.params as { token: string }).token)).config,
     )
     app.get(
       '/array/:token/config.js',
-      { schema: { tags: ['flags'], params: TokenParams }, config: { scope: null } },
+      {
+        schema: {
+          summary: 'Remote config (script)',
+          description:
+            'The same configuration as a script that posthog-js loads: it sets ' +
+            '`window._POSTHOG_REMOTE_CONFIG[token]`.',
+          tags: ['flags'],
+          params: TokenParams,
+          response: {
+            200: {
+              description: 'JavaScript',
+              content: { 'application/javascript': { schema: Type.String() } },
+            },
+          },
+        },
+        config: { scope: null },
+      },
       async (req, reply) => {
         const { project, config } = await configFor((req.params as { token: string }).token)
         return reply.type('application/javascript; charset=utf-8').send(remoteConfigScript(project.token, config))

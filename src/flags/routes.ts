@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ActivityStore } from '../activity/store.js'
 import { MethodNotAllowed } from '../http/errors.js'
+import { errorAnswer } from '../http/openapi.js'
 import { pageParams, paginate } from '../http/pagination.js'
 import type { UserStore } from '../users/store.js'
 import {
@@ -59,7 +60,15 @@ export function flagRoutes(deps: {
       app.get(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectOnlyParams, querystring: FlagListQuery, response: { 200: FeatureFlagPage } },
+          schema: {
+            summary: 'List feature flags',
+            description:
+              'The project’s flags (not deleted), newest first; `search` matches key and name, `active` filters by state. Pages with `limit`/`offset`.',
+            tags,
+            params: ProjectOnlyParams,
+            querystring: FlagListQuery,
+            response: { 200: FeatureFlagPage },
+          },
           config: { scope: 'feature_flag:read' },
         },
         async (req) => {
@@ -73,7 +82,15 @@ export function flagRoutes(deps: {
       app.post(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectOnlyParams, body: FlagCreate, response: { 201: FeatureFlag } },
+          schema: {
+            summary: 'Create a feature flag',
+            description:
+              'A flag with its release conditions (`filters.groups`), multivariate variants, payloads and super conditions, checked as PostHog checks them; keys are unique per project.',
+            tags,
+            params: ProjectOnlyParams,
+            body: FlagCreate,
+            response: { 201: FeatureFlag },
+          },
           config: { scope: 'feature_flag:write' },
         },
         async (req, reply) =>
@@ -82,7 +99,14 @@ export function flagRoutes(deps: {
       app.get(
         `${prefix}/activity/`,
         {
-          schema: { tags, params: ProjectOnlyParams, response: { 200: ActivityPage } },
+          schema: {
+            summary: 'Feature flag activity',
+            description:
+              'Who changed which flag and how (the activity log of every flag in the project), newest first.',
+            tags,
+            params: ProjectOnlyParams,
+            response: { 200: ActivityPage },
+          },
           config: { scope: 'feature_flag:read' },
         },
         async (req) => activityPage(req.project.id),
@@ -90,7 +114,13 @@ export function flagRoutes(deps: {
       app.get(
         `${prefix}/:id/`,
         {
-          schema: { tags, params: FlagParams, response: { 200: FeatureFlag } },
+          schema: {
+            summary: 'Retrieve a feature flag',
+            description: 'One flag by id.',
+            tags,
+            params: FlagParams,
+            response: { 200: FeatureFlag },
+          },
           config: { scope: 'feature_flag:read' },
         },
         async (req) => deps.flags.get(req.project.id, (req.params as { id: number }).id),
@@ -98,7 +128,15 @@ export function flagRoutes(deps: {
       app.patch(
         `${prefix}/:id/`,
         {
-          schema: { tags, params: FlagParams, body: FlagUpdate, response: { 200: FeatureFlag } },
+          schema: {
+            summary: 'Update a feature flag',
+            description:
+              'Changes any field; `deleted: true` deletes the flag (PostHog’s soft delete). Evaluation sees the change at once.',
+            tags,
+            params: FlagParams,
+            body: FlagUpdate,
+            response: { 200: FeatureFlag },
+          },
           config: { scope: 'feature_flag:write' },
         },
         async (req) =>
@@ -107,7 +145,13 @@ export function flagRoutes(deps: {
       app.get(
         `${prefix}/:id/activity/`,
         {
-          schema: { tags, params: FlagParams, response: { 200: ActivityPage } },
+          schema: {
+            summary: 'A feature flag’s activity',
+            description: 'The activity log of one flag, newest first.',
+            tags,
+            params: FlagParams,
+            response: { 200: ActivityPage },
+          },
           config: { scope: 'feature_flag:read' },
         },
         async (req) => {
@@ -119,7 +163,18 @@ export function flagRoutes(deps: {
       // PostHog's flag viewset forbids hard deletes: PATCH `deleted: true` instead.
       app.delete(
         `${prefix}/:id/`,
-        { schema: { tags, params: FlagParams }, config: { scope: 'feature_flag:write' } },
+        {
+          schema: {
+            summary: 'Delete a feature flag (refused)',
+            description: 'Always 405, as in PostHog: delete with PATCH `deleted: true`.',
+            response: {
+              405: errorAnswer('Hard deletes are not allowed: PATCH `deleted: true` instead, as in PostHog.'),
+            },
+            tags,
+            params: FlagParams,
+          },
+          config: { scope: 'feature_flag:write' },
+        },
         async () => {
           throw new MethodNotAllowed('DELETE')
         },

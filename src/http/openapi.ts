@@ -56,7 +56,8 @@ function accessNote(scope: string | null | undefined): string {
   return `Needs a personal API key with the \`${scope}\` scope (or a logged-in session).`
 }
 
-const errorResponse = (description: string) => ({ ...ErrorBody, description })
+/** PostHog's error body as the documented answer of one status. */
+export const errorAnswer = (description: string) => ({ ...ErrorBody, description })
 
 type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; description?: string }
 
@@ -70,10 +71,10 @@ export function documentRoute(input: { schema: RouteSchema | undefined; url: str
 } {
   const schema: RouteSchema = { ...(input.schema ?? {}) }
   if (schema.hide) return { schema, url: input.url }
-  const config = input.route.config as { scope?: string | null; documentedBody?: unknown } | undefined
-  const scope = config?.scope
+  const route = input.route as { config?: { scope?: string | null; documentedBody?: unknown }; method?: unknown }
+  const scope = route.config?.scope
   const isPublic = scope === undefined || scope === null
-  if (config?.documentedBody) schema.body = config.documentedBody
+  if (route.config?.documentedBody && route.method !== 'GET') schema.body = route.config.documentedBody
   schema.security = securityOf(scope)
   if (typeof schema.description === 'string' && schema.description.length > 0) {
     schema.description = `${schema.description}\n\n${accessNote(scope)}`
@@ -81,7 +82,7 @@ export function documentRoute(input: { schema: RouteSchema | undefined; url: str
   if (schema.response) {
     const response: Record<string, unknown> = { ...schema.response }
     const add = (status: number, description: string) => {
-      if (!(status in response) && !(String(status) in response)) response[status] = errorResponse(description)
+      if (!(status in response) && !(String(status) in response)) response[status] = errorAnswer(description)
     }
     if (schema.body || schema.querystring || schema.params) {
       add(400, 'Malformed input; `attr` names the field at fault.')

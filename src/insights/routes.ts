@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ActivityStore } from '../activity/store.js'
 import { MethodNotAllowed } from '../http/errors.js'
+import { errorAnswer } from '../http/openapi.js'
 import { pageParams, paginate } from '../http/pagination.js'
 import type { UserStore } from '../users/store.js'
 import { type Actor, activityPage } from './activity.js'
@@ -45,7 +46,15 @@ export function insightRoutes(deps: {
       app.get(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectParams, querystring: InsightListQuery, response: { 200: InsightPage } },
+          schema: {
+            summary: 'List insights',
+            description:
+              'Saved insights, filtered by `saved`, `favorited`, `user`, `search`, `short_id` and more, as in PostHog; `refresh` controls whether results are computed.',
+            tags,
+            params: ProjectParams,
+            querystring: InsightListQuery,
+            response: { 200: InsightPage },
+          },
           config: { scope: 'insight:read' },
         },
         async (req) => {
@@ -63,7 +72,15 @@ export function insightRoutes(deps: {
       app.post(
         `${prefix}/`,
         {
-          schema: { tags, params: ProjectParams, body: InsightInput, response: { 201: Insight } },
+          schema: {
+            summary: 'Create an insight',
+            description:
+              'Saves a query (any query node kind) with a name, description, tags and dashboards; legacy `filters` are upgraded to a query.',
+            tags,
+            params: ProjectParams,
+            body: InsightInput,
+            response: { 201: Insight },
+          },
           config: { scope: 'insight:write' },
         },
         async (req, reply) =>
@@ -72,7 +89,13 @@ export function insightRoutes(deps: {
       app.get(
         `${prefix}/activity/`,
         {
-          schema: { tags, params: ProjectParams, response: { 200: ActivityPage } },
+          schema: {
+            summary: 'Insight activity',
+            description: 'The activity log of every insight in the project, newest first.',
+            tags,
+            params: ProjectParams,
+            response: { 200: ActivityPage },
+          },
           config: { scope: 'insight:read' },
         },
         async (req) => activityPage(deps, req.project.id, 'Insight'),
@@ -80,7 +103,15 @@ export function insightRoutes(deps: {
       app.get(
         `${prefix}/:id/`,
         {
-          schema: { tags, params: InsightParams, querystring: InsightReadQuery, response: { 200: Insight } },
+          schema: {
+            summary: 'Retrieve an insight',
+            description:
+              'One insight with its results: cached ones, or computed per `refresh` (`blocking`, `force_blocking`, `async`…); `from_dashboard` applies that dashboard’s filters.',
+            tags,
+            params: InsightParams,
+            querystring: InsightReadQuery,
+            response: { 200: Insight },
+          },
           config: { scope: 'insight:read' },
         },
         async (req) => {
@@ -95,6 +126,8 @@ export function insightRoutes(deps: {
         `${prefix}/:id/`,
         {
           schema: {
+            summary: 'Update an insight',
+            description: 'Changes the query, name, description, tags or dashboards; `deleted: true` deletes it.',
             tags,
             params: InsightParams,
             querystring: InsightReadQuery,
@@ -115,7 +148,13 @@ export function insightRoutes(deps: {
       app.get(
         `${prefix}/:id/activity/`,
         {
-          schema: { tags, params: InsightParams, response: { 200: ActivityPage } },
+          schema: {
+            summary: 'An insight’s activity',
+            description: 'The activity log of one insight, newest first.',
+            tags,
+            params: InsightParams,
+            response: { 200: ActivityPage },
+          },
           config: { scope: 'insight:read' },
         },
         async (req) => {
@@ -127,7 +166,18 @@ export function insightRoutes(deps: {
       // PostHog forbids hard deletes of insights: PATCH `deleted: true` instead.
       app.delete(
         `${prefix}/:id/`,
-        { schema: { tags, params: InsightParams }, config: { scope: 'insight:write' } },
+        {
+          schema: {
+            summary: 'Delete an insight (refused)',
+            description: 'Always 405, as in PostHog: delete with PATCH `deleted: true`.',
+            response: {
+              405: errorAnswer('Hard deletes are not allowed: PATCH `deleted: true` instead, as in PostHog.'),
+            },
+            tags,
+            params: InsightParams,
+          },
+          config: { scope: 'insight:write' },
+        },
         async () => {
           throw new MethodNotAllowed('DELETE')
         },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { PermissionDenied } from '../http/errors.js'
+import { NoContent } from '../http/openapi.js'
 import { NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY } from '../http/scopes.js'
 import type { KeyInput, PersonalApiKeyService } from './keys-service.js'
 
@@ -33,7 +34,12 @@ export function userRoutes(deps: { keys: PersonalApiKeyService }) {
     app.get(
       '/api/personal_api_keys/',
       {
-        schema: { tags: ['personal_api_keys'], response: { 200: Type.Array(KeyRecord) } },
+        schema: {
+          summary: 'List personal API keys',
+          description: 'The logged-in user’s keys, masked (the value is shown only when a key is made or rolled).',
+          tags: ['personal_api_keys'],
+          response: { 200: Type.Array(KeyRecord) },
+        },
         config: { scope: SESSION_ONLY },
       },
       async (req) => deps.keys.list(req.auth.user.id),
@@ -42,6 +48,8 @@ export function userRoutes(deps: { keys: PersonalApiKeyService }) {
       '/api/personal_api_keys/:keyId/',
       {
         schema: {
+          summary: 'Retrieve a personal API key',
+          description: 'One of the user’s keys by id; a key may read itself, also as `@current`.',
           tags: ['personal_api_keys'],
           params: Type.Object({ keyId: Type.String() }),
           response: { 200: KeyRecord },
@@ -61,7 +69,14 @@ export function userRoutes(deps: { keys: PersonalApiKeyService }) {
     app.post(
       '/api/personal_api_keys/',
       {
-        schema: { tags: ['personal_api_keys'], body: KeyBody, response: { 201: KeyRecord } },
+        schema: {
+          summary: 'Create a personal API key',
+          description:
+            'A new key with a label, its scopes (`*` for all, or PostHog’s `object:read|write`) and optionally the projects or organizations it is limited to. The value is in this answer only. (Also from the command line: `burrow keys create`.)',
+          tags: ['personal_api_keys'],
+          body: KeyBody,
+          response: { 201: KeyRecord },
+        },
         config: { scope: SESSION_ONLY },
       },
       async (req, reply) => {
@@ -76,6 +91,9 @@ export function userRoutes(deps: { keys: PersonalApiKeyService }) {
       '/api/personal_api_keys/:keyId/roll/',
       {
         schema: {
+          summary: 'Roll a personal API key',
+          description:
+            'Replaces the key’s value; the old one stops working at once. The new value is in this answer only.',
           tags: ['personal_api_keys'],
           params: Type.Object({ keyId: Type.String() }),
           response: { 200: KeyRecord },
@@ -87,7 +105,13 @@ export function userRoutes(deps: { keys: PersonalApiKeyService }) {
     app.delete(
       '/api/personal_api_keys/:keyId/',
       {
-        schema: { tags: ['personal_api_keys'], params: Type.Object({ keyId: Type.String() }) },
+        schema: {
+          summary: 'Delete a personal API key',
+          description: 'Revokes the key at once.',
+          response: { 204: NoContent },
+          tags: ['personal_api_keys'],
+          params: Type.Object({ keyId: Type.String() }),
+        },
         config: { scope: SESSION_ONLY },
       },
       async (req, reply) => {
