@@ -194,6 +194,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   const cohortLoader = createCohortLoader(stores.cohorts)
   const queries = createQueryService({
     events,
+    db: meta.db,
     log: createQueryLogStore(meta.db),
     persons: createPersonLookup(stores.persons),
     cohorts: cohortLoader,
@@ -218,6 +219,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     limits: config.queryLimits,
     // The engine's own text (values, generated SQL) stays in the server log.
     onFailure: (err, context) => logQueryFailure(err, context),
+    onBackgroundError: (err, what) => logError(err, what),
   })
 
   const insightResults = createInsightResults({ queries })
@@ -507,6 +509,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   )
   app.addHook('onClose', () => flagQuota.close())
   app.addHook('onClose', async () => rateLimiter.close())
+  app.addHook('onClose', async () => queries.close())
   app.addHook('onClose', async () => {
     sessions.close()
     mailer.close()

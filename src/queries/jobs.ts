@@ -1,12 +1,26 @@
 /**
  * Asynchronous queries: each runs in the background under its query id and leaves a status (hogql.md §3.4
- * `QueryStatus`) that clients poll. Statuses live in process memory and expire 10 minutes after the query ends,
- * as PostHog's do.
+ * `QueryStatus`) that clients poll. Statuses live in the metadata store, so any process answers a poll or a
+ * cancel, whichever process runs the query; they expire 10 minutes after the query ends, as PostHog's do.
+ *
+ * The process that runs a query owns its row: it renews the row's heartbeat every second (writing the engine's
+ * progress into it), looks for cancels asked of it through another process, and writes the final status. A running
+ * row whose heartbeat has stopped (its process died) is answered as failed.
  */
+
+import crypto from 'node:crypto'
+import { hostname } from 'node:os'
+import type { Kysely } from 'kysely'
 import type { EventStore, QueryProgress } from '../storage/events/types.js'
 import { CANCELLED_DETAIL, QueryFailed } from './errors.js'
 
 export const STATUS_TTL_MS = 600_000
+/** How often an owner renews its running queries' rows (and looks for cancels). */
+export const HEARTBEAT_MS = 1_000
+/** A running row not renewed for this long belongs to a process that has stopped. */
+export const ORPHAN_AFTER_MS = 15_000
+/** Said of a query whose process stopped before it ended. */
+export const ORPHANED_DETAIL = 'The query stopped: the process running it shut down. Please run it again.'
 
 export interface QueryStatus {
   id: string
@@ -27,50 +41,145 @@ export interface QueryStatus {
   labels: string[] | null
 }
 
+export type QueryStatusTables = {
+  query_statuses: {
+    team_id: number
+    query_id: string
+    owner: string
+    engine_id: string
+    status: string
+    complete: number
+    cancel_requested: number
+    heartbeat_at: number
+    expires_at: number | null
+  }
+}
+
 interface Job {
-  status: QueryStatus
+  teamId: number
+  queryId: string
   engineId: string
   controller: AbortController
   done: Promise<void>
-  finish(patch: Partial<QueryStatus>): void
+  finish(patch: Partial<QueryStatus>): Promise<void>
 }
 
 /** How long a cancel waits for the engine to give up the query before answering anyway. */
 const CANCEL_WAIT_MS = 5_000
+const PRUNE_EVERY_MS = 60_000
 
 export interface JobDeps {
   events: Pick<EventStore, 'cancel' | 'progress'>
+  db: Kysely<any>
   clock: () => Date
+  /** Told of store failures in the background (heartbeats), which never fail a query. */
+  onError?: (error: unknown, what: string) => void
 }
 
 export function createQueryJobs(deps: JobDeps) {
-  const jobs = new Map<string, Job>()
+  const db = deps.db as unknown as Kysely<QueryStatusTables>
+  const owner = `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`
+  /** The jobs this process runs, by `team:query`. */
+  const local = new Map<string, Job>()
   const keyOf = (teamId: number, queryId: string) => `${teamId}:${queryId}`
+  const now = () => deps.clock().getTime()
+  const report = (what: string) => (error: unknown) => deps.onError?.(error, what)
+  let lastPrune = 0
 
-  function prune() {
-    const now = deps.clock().getTime()
-    for (const [key, job] of jobs) {
-      const expires = job.status.expiration_time
-      if (expires && Date.parse(expires) < now) jobs.delete(key)
+  const row = (teamId: number, queryId: string) =>
+    db
+      .selectFrom('query_statuses')
+      .selectAll()
+      .where('team_id', '=', teamId)
+      .where('query_id', '=', queryId)
+      .executeTakeFirst()
+
+  async function prune() {
+    const at = now()
+    if (at - lastPrune < PRUNE_EVERY_MS) return
+    lastPrune = at
+    await db.deleteFrom('query_statuses').where('expires_at', '<', at).execute()
+  }
+
+  /** Renews this process's running rows with their progress, and stops the ones another process cancelled. */
+  async function beat() {
+    if (local.size === 0) return
+    for (const job of local.values()) {
+      const progress = await deps.events.progress(job.engineId).catch(() => undefined)
+      const current = await row(job.teamId, job.queryId)
+      if (!current || current.owner !== owner || current.complete) continue
+      if (current.cancel_requested) {
+        void cancelLocal(job).catch(report('query cancel'))
+        continue
+      }
+      const status = JSON.parse(current.status) as QueryStatus
+      if (progress) status.query_progress = progress
+      await db
+        .updateTable('query_statuses')
+        .set({ heartbeat_at: now(), status: JSON.stringify(status) })
+        .where('team_id', '=', job.teamId)
+        .where('query_id', '=', job.queryId)
+        .where('owner', '=', owner)
+        .where('complete', '=', 0)
+        .execute()
     }
+  }
+  let beating = false
+  const heartbeat = setInterval(() => {
+    if (beating) return
+    beating = true
+    beat()
+      .catch(report('query heartbeat'))
+      .finally(() => {
+        beating = false
+      })
+  }, HEARTBEAT_MS)
+  heartbeat.unref()
+
+  async function cancelLocal(job: Job) {
+    job.controller.abort()
+    await deps.events.cancel(job.engineId).catch(() => false)
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([job.done, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS)))])
+    clearTimeout(timer)
+    await job.finish({ error: true, error_message: CANCELLED_DETAIL })
+  }
+
+  /** A running row whose owner stopped renewing it: closed as failed, so pollers stop waiting. */
+  async function closeOrphan(teamId: number, queryId: string, status: QueryStatus, heartbeatAt: number) {
+    const end = now()
+    Object.assign(status, {
+      complete: true,
+      error: true,
+      error_message: ORPHANED_DETAIL,
+      end_time: new Date(end).toISOString(),
+      expiration_time: new Date(end + STATUS_TTL_MS).toISOString(),
+    })
+    await db
+      .updateTable('query_statuses')
+      .set({ status: JSON.stringify(status), complete: 1, expires_at: end + STATUS_TTL_MS })
+      .where('team_id', '=', teamId)
+      .where('query_id', '=', queryId)
+      .where('complete', '=', 0)
+      .where('heartbeat_at', '=', heartbeatAt)
+      .execute()
+    return status
   }
 
   return {
     /**
-     * Starts `run` in the background. A query id that is still running keeps its job (PostHog returns the
-     * existing status rather than starting the same query twice).
+     * Starts `run` in the background. A query id that is still running (on any process) keeps its job: PostHog
+     * returns the existing status rather than starting the same query twice.
      */
-    start(
+    async start(
       teamId: number,
       queryId: string,
       engineId: string,
       run: (signal: AbortSignal) => Promise<unknown>,
-    ): QueryStatus {
-      prune()
-      const key = keyOf(teamId, queryId)
-      const existing = jobs.get(key)
-      if (existing && !existing.status.complete) return existing.status
-      const now = deps.clock().toISOString()
+    ): Promise<QueryStatus> {
+      await prune().catch(report('query status prune'))
+      const at = now()
+      const iso = new Date(at).toISOString()
       const status: QueryStatus = {
         id: queryId,
         query_async: true,
@@ -81,73 +190,163 @@ export function createQueryJobs(deps: JobDeps) {
         complete: false,
         error_message: null,
         results: null,
-        start_time: now,
-        pickup_time: now,
+        start_time: iso,
+        pickup_time: iso,
         end_time: null,
         expiration_time: null,
         task_id: queryId,
         query_progress: null,
         labels: null,
       }
+      // One statement: take the id when it is free, finished, or its owner stopped; else keep the running one.
+      const taken = await db
+        .insertInto('query_statuses')
+        .values({
+          team_id: teamId,
+          query_id: queryId,
+          owner,
+          engine_id: engineId,
+          status: JSON.stringify(status),
+          complete: 0,
+          cancel_requested: 0,
+          heartbeat_at: at,
+          expires_at: null,
+        })
+        .onConflict((oc) =>
+          oc
+            .columns(['team_id', 'query_id'])
+            .doUpdateSet({
+              owner,
+              engine_id: engineId,
+              status: JSON.stringify(status),
+              complete: 0,
+              cancel_requested: 0,
+              heartbeat_at: at,
+              expires_at: null,
+            })
+            .where((eb) =>
+              eb.or([
+                eb('query_statuses.complete', '=', 1),
+                eb('query_statuses.heartbeat_at', '<', at - ORPHAN_AFTER_MS),
+              ]),
+            ),
+        )
+        .returning('owner')
+        .executeTakeFirst()
+      if (taken?.owner !== owner) {
+        const running = await row(teamId, queryId)
+        if (running) return JSON.parse(running.status) as QueryStatus
+      }
+
       const controller = new AbortController()
-      const finish = (patch: Partial<QueryStatus>) => {
-        if (status.complete) return
-        const end = deps.clock()
+      let finished = false
+      const finish = async (patch: Partial<QueryStatus>) => {
+        if (finished) return
+        finished = true
+        const end = now()
         Object.assign(status, patch, {
           complete: true,
-          end_time: end.toISOString(),
-          expiration_time: new Date(end.getTime() + STATUS_TTL_MS).toISOString(),
+          end_time: new Date(end).toISOString(),
+          expiration_time: new Date(end + STATUS_TTL_MS).toISOString(),
         })
+        await db
+          .updateTable('query_statuses')
+          .set({ status: JSON.stringify(status), complete: 1, expires_at: end + STATUS_TTL_MS })
+          .where('team_id', '=', teamId)
+          .where('query_id', '=', queryId)
+          .where('owner', '=', owner)
+          .execute()
       }
-      const done = (async () => {
+      const key = keyOf(teamId, queryId)
+      const job: Job = {
+        teamId,
+        queryId,
+        engineId,
+        controller,
+        finish,
+        done: Promise.resolve(),
+      }
+      job.done = (async () => {
         // Let the caller see the status before the work starts.
         await Promise.resolve()
         try {
           const results = await run(controller.signal)
-          if (controller.signal.aborted) finish({ error: true, error_message: CANCELLED_DETAIL })
-          else finish({ results })
+          if (controller.signal.aborted) await finish({ error: true, error_message: CANCELLED_DETAIL })
+          else await finish({ results })
         } catch (error) {
           const message = controller.signal.aborted
             ? CANCELLED_DETAIL
             : error instanceof QueryFailed && error.isUserFacing
               ? error.detail
               : null
-          finish({ error: true, error_message: message })
+          await finish({ error: true, error_message: message }).catch(report('query status'))
+        } finally {
+          if (local.get(key) === job) local.delete(key)
         }
       })()
-      jobs.set(key, { status, engineId, controller, done, finish })
-      return status
+      local.set(key, job)
+      return { ...status }
     },
 
     /** The status of a query, with the engine's progress while it runs; undefined when unknown or expired. */
     async get(teamId: number, queryId: string): Promise<QueryStatus | undefined> {
-      prune()
-      const job = jobs.get(keyOf(teamId, queryId))
-      if (!job) return undefined
-      if (!job.status.complete) {
+      const found = await row(teamId, queryId)
+      if (!found) return undefined
+      if (found.expires_at !== null && Number(found.expires_at) < now()) return undefined
+      const status = JSON.parse(found.status) as QueryStatus
+      if (found.complete) return status
+      const job = local.get(keyOf(teamId, queryId))
+      if (job && found.owner === owner) {
         const progress = await deps.events.progress(job.engineId).catch(() => undefined)
-        if (progress) job.status.query_progress = progress
+        if (progress) status.query_progress = progress
+        return status
       }
-      return job.status
+      if (Number(found.heartbeat_at) < now() - ORPHAN_AFTER_MS) {
+        return closeOrphan(teamId, queryId, status, Number(found.heartbeat_at))
+      }
+      return status
     },
 
-    /** Stops a running query in the engine; false when this project has no such query. */
+    /**
+     * Stops a running query: here when this process runs it, else by asking its owner (through the store) and
+     * the engine (a shared server finds the query by id); false when this project has no such query.
+     */
     async cancel(teamId: number, queryId: string): Promise<boolean> {
-      const job = jobs.get(keyOf(teamId, queryId))
-      if (!job) return false
-      if (job.status.complete) return true
-      job.controller.abort()
-      await deps.events.cancel(job.engineId).catch(() => false)
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([job.done, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS)))])
-      clearTimeout(timer)
-      job.finish({ error: true, error_message: CANCELLED_DETAIL })
+      const job = local.get(keyOf(teamId, queryId))
+      if (job) {
+        await cancelLocal(job)
+        return true
+      }
+      const found = await row(teamId, queryId)
+      if (!found) return false
+      if (found.complete) return true
+      await db
+        .updateTable('query_statuses')
+        .set({ cancel_requested: 1 })
+        .where('team_id', '=', teamId)
+        .where('query_id', '=', queryId)
+        .where('complete', '=', 0)
+        .execute()
+      await deps.events.cancel(found.engine_id).catch(() => false)
+      // The owner sees the request on its next heartbeat and writes the cancelled status.
+      const until = Date.now() + CANCEL_WAIT_MS
+      while (Date.now() < until) {
+        const current = await row(teamId, queryId)
+        if (!current || current.complete) return true
+        if (Number(current.heartbeat_at) < now() - ORPHAN_AFTER_MS) break
+        await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS / 4))
+      }
       return true
     },
 
-    /** Waits for a job to end (for shutdown and tests). */
+    /** Waits for a job this process runs to end (for shutdown and tests). */
     async settled(teamId: number, queryId: string): Promise<void> {
-      await jobs.get(keyOf(teamId, queryId))?.done
+      await local.get(keyOf(teamId, queryId))?.done
+    },
+
+    /** Stops the heartbeat (the app's close); running jobs are the engine's to stop. */
+    close(): void {
+      clearInterval(heartbeat)
     },
   }
 }

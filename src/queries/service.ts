@@ -3,6 +3,7 @@
  * query log around the node runners. Knows nothing of HTTP.
  */
 import crypto from 'node:crypto'
+import type { Kysely } from 'kysely'
 import { tokenize } from '../hogql/lexer.js'
 import { NotFound, ValidationError } from '../http/errors.js'
 import type { EventStore } from '../storage/events/types.js'
@@ -63,6 +64,8 @@ const LOG_PRUNE_EVERY_MS = 3_600_000
 
 export interface QueryServiceDeps extends RunnerDeps {
   events: Pick<EventStore, 'query' | 'cancel' | 'progress'>
+  /** The metadata store: asynchronous query statuses, shared by every process. */
+  db: Kysely<any>
   log: Pick<QueryLogStore, 'start' | 'finish' | 'latest' | 'prune'>
   clock: () => Date
   cache?: QueryCache
@@ -70,6 +73,8 @@ export interface QueryServiceDeps extends RunnerDeps {
   runners?: Record<string, NodeRunner>
   /** What answers depend on besides the query (project settings, actions, cohorts), for cache keys. */
   cacheContext?: (teamId: number, node: QueryNode) => Promise<unknown>
+  /** Told of failures of background work (status heartbeats) that never fail a query. */
+  onBackgroundError?: (error: unknown, what: string) => void
   /** Told of every failed run with the original error, whose text (engine messages) callers never see. */
   onFailure?: (error: unknown, context: { teamId: number; queryId: string; code: string }) => void
 }
@@ -186,7 +191,12 @@ function refuseUnreadable(node: QueryNode): void {
 
 export function createQueryService(deps: QueryServiceDeps) {
   const cache = deps.cache ?? createQueryCache()
-  const jobs = createQueryJobs({ events: deps.events, clock: deps.clock })
+  const jobs = createQueryJobs({
+    events: deps.events,
+    db: deps.db,
+    clock: deps.clock,
+    onError: deps.onBackgroundError,
+  })
   const execute = createHogQLExecutor(deps)
   const runners: Record<string, NodeRunner> = {
     HogQLQuery: runHogQLQuery,
@@ -297,15 +307,15 @@ export function createQueryService(deps: QueryServiceDeps) {
         ...cacheFields(cacheKey, entry.lastRefresh, team.timezone, true),
       })
 
-      const startJob = (): QueryStatus =>
+      const startJob = (): Promise<QueryStatus> =>
         jobs.start(team.id, queryId, engineIdOf(team.id, queryId), (signal) =>
           calculate(team, node, { ...meta, isAsync: true }, signal),
         )
 
-      if (mode === 'force_async') return { statusCode: 202, body: { query_status: startJob() } }
+      if (mode === 'force_async') return { statusCode: 202, body: { query_status: await startJob() } }
       if (fresh && mode !== 'force_blocking') return { statusCode: 200, body: fromCache(fresh) }
       if (mode === 'async' || mode === 'lazy_async' || (mode === 'async_except_on_cache_miss' && cached)) {
-        const status = startJob()
+        const status = await startJob()
         const body = cached
           ? { ...fromCache(cached), query_status: status }
           : { cache_key: cacheKey, query_status: status }
@@ -366,6 +376,8 @@ export function createQueryService(deps: QueryServiceDeps) {
 
     /** Waits for an asynchronous query to end (shutdown, tests). */
     settled: (teamId: number, queryId: string) => jobs.settled(teamId, queryId),
+
+    close: () => jobs.close(),
   }
 }
 

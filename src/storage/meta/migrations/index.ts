@@ -13,6 +13,7 @@ import { jobLeases } from './0011-job-leases.js'
 import { personDeletions } from './0012-person-deletions.js'
 import { endpoints } from './0013-endpoints.js'
 import { surveys } from './0015-surveys.js'
+import { queryStatuses } from './0017-query-statuses.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
 export const migrations: MetaMigration[] = [
@@ -30,4 +31,5 @@ export const migrations: MetaMigration[] = [
   personDeletions,
   endpoints,
   surveys,
+  queryStatuses,
 ]
