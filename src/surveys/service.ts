@@ -268,6 +268,19 @@ export function createSurveyService(deps: SurveyDeps) {
       ),
     }
 
+    const actionIds = conditions ? actionIdsOf(conditions) : []
+    if (actionIds.length > 0) {
+      for (const action of await deps.actions(teamId, actionIds)) {
+        const steps = Array.isArray(action.steps) ? (action.steps as { properties?: unknown }[]) : []
+        if (steps.some((step) => Array.isArray(step?.properties) && step.properties.length > 0)) {
+          throw new ValidationError(
+            'Survey cannot be activated by an Action with property filters defined on it.',
+            'conditions',
+          )
+        }
+      }
+    }
+
     let linkedFlag: Awaited<ReturnType<SurveyFlags['get']>>
     if (input.linked_flag_id) {
       linkedFlag = await flags.get(teamId, input.linked_flag_id)

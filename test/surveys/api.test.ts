@@ -283,6 +283,42 @@ describe('validation', () => {
     })
   })
 
+  it('links actions from conditions, shows them on read, and refuses actions with property filters', async () => {
+    const action = async (name: string, steps: Json[]) => {
+      const res = await t.burrow.app.inject({
+        method: 'POST',
+        url: `/api/projects/${t.creds.project_id}/actions/`,
+        headers: t.auth,
+        payload: { name, steps },
+      })
+      expect(res.statusCode, res.body).toBe(201)
+      return res.json()
+    }
+    const plain = await action('Clicked buy', [{ event: 'buy' }])
+    const filtered = await action('Big buy', [
+      { event: 'buy', properties: [{ key: 'amount', value: 100, operator: 'gt', type: 'event' }] },
+    ])
+    const survey = await create({ conditions: { actions: { values: [{ id: plain.id, name: 'old name' }] } } })
+    expect(survey.conditions.actions.values).toEqual([{ id: plain.id, name: 'Clicked buy', steps: plain.steps }])
+    const publicSurvey = (
+      await t.burrow.app.inject({ method: 'GET', url: `/api/surveys/?token=${t.creds.project_api_key}` })
+    )
+      .json()
+      .surveys.find((s: Json) => s.id === survey.id)
+    expect(publicSurvey.conditions.actions.values[0].name).toBe('Clicked buy')
+    const refused = await post({
+      name: 'With a filtered action',
+      type: 'popover',
+      conditions: { actions: { values: [{ id: filtered.id }] } },
+    })
+    expect(refused.json()).toEqual({
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'Survey cannot be activated by an Action with property filters defined on it.',
+      attr: 'conditions',
+    })
+  })
+
   it('refuses a taken name, on create and on rename', async () => {
     const first = await create({ name: 'Unique name' })
     const again = await post({ name: 'Unique name', type: 'popover' })
