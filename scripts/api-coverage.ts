@@ -40,7 +40,10 @@ const lines = [
   '- saved endpoints (§4.4), experiments (§4.6);',
   '- deleting a project or an organization;',
   '- query nodes other than `HogQLQuery`, `EventsQuery`, `TrendsQuery`, `StickinessQuery`, `LifecycleQuery`,',
-  '  `RetentionQuery` and `FunnelsQuery` in `/query/` (Paths, the actors queries, sessions and web analytics).',
+  '  `RetentionQuery`, `FunnelsQuery`, `PathsQuery`, `SessionsQuery`, `WebOverviewQuery` and `WebStatsTableQuery`',
+  '  in `/query/` (the actors queries; `WebGoalsQuery`, `WebExternalClicksTableQuery`, `WebVitalsQuery`; the',
+  "  `InitialChannelType` and `FrustrationMetrics` breakdowns of the web stats table, which need channel rules",
+  '  and frustration events Burrow does not derive yet).',
   '',
 ]
 fs.writeFileSync(path.resolve(import.meta.dirname, '../docs/api-coverage.md'), lines.join('\n'))
