@@ -10,6 +10,7 @@ import { literal } from '../filters.js'
 import { funnelActorPaths } from '../nodes/funnels.js'
 import { lifecycleActivity } from '../nodes/lifecycle.js'
 import { pathsActorsSource } from '../nodes/paths.js'
+import { retentionActivity } from '../nodes/retention.js'
 import type { HogQLExecutor, NodeRunner, RunContext } from '../runner.js'
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER, breakdownOf, breakdownValueExpr, rawBreakdownExpr } from './breakdown.js'
 import { earliestEvent, type InsightContext, wantsAllTime } from './context.js'
@@ -322,6 +323,46 @@ async function lifecycleSource(
   }
 }
 
+/**
+ * RetentionQuery: the actors of one cohort (`interval`, its index; every cohort without it), with the intervals
+ * they came back in (`appearances`, 0 being the cohort's own).
+ */
+async function retentionSource(
+  query: Record<string, unknown>,
+  source: Record<string, unknown>,
+  insight: InsightContext,
+  ctx: RunContext,
+  run: HogQLExecutor,
+): Promise<ActorSource> {
+  const activity = await retentionActivity(source, insight, ctx, run)
+  const conditions: string[] = []
+  if (query.interval !== undefined && query.interval !== null) {
+    const i = query.interval
+    if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= activity.n) {
+      throw new ValidationError(`interval is the index of one of the ${activity.n} cohorts.`, 'source__interval')
+    }
+    conditions.push(`start_index = ${i}`)
+  }
+  if (query.breakdown !== undefined && query.breakdown !== null && activity.dim) {
+    const value = Array.isArray(query.breakdown) ? query.breakdown[0] : query.breakdown
+    if (value === BREAKDOWN_OTHER) {
+      throw new ValidationError(
+        'The actors of the other breakdown bucket of a retention insight cannot be listed: list a value.',
+        'source__breakdown',
+      )
+    }
+    conditions.push(`breakdown_value = ${literal(String(value ?? ''))}`)
+  }
+  return {
+    hogql:
+      'SELECT actor_id, arraySort(groupUniqArray(intervals_from_base)) AS appearances, [] AS matching_events ' +
+      `FROM (${activity.perActor}) WHERE ${and(conditions)} GROUP BY actor_id`,
+    groupIndex: activity.groupIndex,
+    hasEvents: false,
+    insightKind: 'RetentionQuery',
+  }
+}
+
 /** FunnelsQuery: the actors who reached a step (positive), or dropped off right before it (negative). */
 async function funnelsSource(
   query: Record<string, unknown>,
@@ -421,6 +462,8 @@ export async function actorSourceOf(
       return stickinessSource(query, source, insight, ctx, run)
     case 'LifecycleQuery':
       return lifecycleSource(query, source, insight, ctx, run)
+    case 'RetentionQuery':
+      return retentionSource(query, source, insight, ctx, run)
     case 'FunnelsQuery':
       return funnelsSource(query, source, insight, ctx, run)
     case 'PathsQuery':

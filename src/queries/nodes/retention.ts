@@ -8,7 +8,13 @@ import { ValidationError } from '../../http/errors.js'
 import { propertiesToHogQL } from '../filters.js'
 import { toZonedIso } from '../format.js'
 import { BREAKDOWN_OTHER, breakdownOf, rawBreakdownExpr } from '../insights/breakdown.js'
-import { earliestEvent, type InsightDeps, loadInsightContext, wantsAllTime } from '../insights/context.js'
+import {
+  earliestEvent,
+  type InsightContext,
+  type InsightDeps,
+  loadInsightContext,
+  wantsAllTime,
+} from '../insights/context.js'
 import {
   bucketStartHogQL,
   type Interval,
@@ -26,7 +32,7 @@ import {
   sharedCondition,
 } from '../insights/series.js'
 import { addLocal, fromLocal, startOfLocal } from '../insights/time.js'
-import type { NodeRunner } from '../runner.js'
+import type { HogQLExecutor, NodeRunner, RunContext } from '../runner.js'
 
 const PERIODS: Record<string, Interval> = { Hour: 'hour', Day: 'day', Week: 'week', Month: 'month' }
 const RETENTION_TYPES = ['retention_recurring', 'retention_first_time', 'retention_first_ever_occurrence']
@@ -78,118 +84,135 @@ function positiveInt(value: unknown, fallback: number, max: number, attr: string
   return value
 }
 
+/**
+ * Each actor's cohort and returns: rows of (actor_id, [breakdown_value,] start_index, intervals_from_base) — for the
+ * insight and for the actors behind one of its cohorts.
+ */
+export async function retentionActivity(
+  node: Record<string, unknown>,
+  insight: InsightContext,
+  ctx: RunContext,
+  run: HogQLExecutor,
+) {
+  if (node.retentionFilter !== undefined && !isObject(node.retentionFilter)) {
+    throw new ValidationError('retentionFilter must be an object.', 'retentionFilter')
+  }
+  const filter = isObject(node.retentionFilter) ? node.retentionFilter : {}
+  const periodName = (filter.period ?? 'Day') as string
+  const interval = PERIODS[periodName]
+  if (!interval) {
+    throw new ValidationError(
+      `period must be one of ${Object.keys(PERIODS).join(', ')}.`,
+      'retentionFilter__period',
+      'invalid_choice',
+    )
+  }
+  const retentionType = (filter.retentionType ?? 'retention_recurring') as string
+  if (!RETENTION_TYPES.includes(retentionType)) {
+    throw new ValidationError(
+      `retentionType must be one of ${RETENTION_TYPES.join(', ')}.`,
+      'retentionFilter__retentionType',
+      'invalid_choice',
+    )
+  }
+  const lookahead = positiveInt(
+    filter.totalIntervals,
+    DEFAULT_TOTAL_INTERVALS,
+    MAX_TOTAL_INTERVALS,
+    'retentionFilter__totalIntervals',
+  )
+  const minimumOccurrences = positiveInt(filter.minimumOccurrences, 1, 1000, 'retentionFilter__minimumOccurrences')
+  const target = entityOf(filter.targetEntity, 'retentionFilter__targetEntity', insight.actions)
+  const returning = entityOf(filter.returningEntity, 'retentionFilter__returningEntity', insight.actions)
+  const groupIndex = groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index')
+  const sampling = samplingOf(node.samplingFactor)
+  const breakdown = breakdownOf(node.breakdownFilter)
+  if (breakdown.kind === 'cohort' || (breakdown.kind === 'values' && breakdown.dims.length > 1)) {
+    throw new ValidationError('Retention breaks down by one property.', 'breakdownFilter')
+  }
+
+  // cohorts: every interval from date_from's to date_to's, or the last totalIntervals without date_from
+  const dateRange = isObject(node.dateRange) ? node.dateRange : undefined
+  const earliest = wantsAllTime(node) ? await earliestEvent(ctx, run) : undefined
+  const resolved = resolveDateRange(dateRange, interval, insight.team, insight.now, earliest)
+  const wsd = insight.team.weekStartDay
+  const end = addLocal(startOfLocal(resolved.to, interval, wsd), interval, 1)
+  const start = dateRange?.date_from ? startOfLocal(resolved.from, interval, wsd) : addLocal(end, interval, -lookahead)
+  const cohorts: Date[] = []
+  for (let d = start; d.getTime() < end.getTime(); d = addLocal(start, interval, cohorts.length)) {
+    cohorts.push(d)
+    if (cohorts.length > MAX_INTERVALS) {
+      throw new ValidationError(`The date range holds more than ${MAX_INTERVALS} periods.`, 'retentionFilter__period')
+    }
+  }
+  const n = cohorts.length
+
+  const trunc = bucketStartHogQL(interval, wsd)
+  const inRange = `timestamp >= ${localInstantHogQL(start)} AND timestamp < ${localInstantHogQL(end)}`
+  const startCondition = entityCondition(target)
+  const returnCondition = entityCondition(returning)
+  const actor = actorExpr(groupIndex)
+  const unit = `toInterval${interval[0].toUpperCase()}${interval.slice(1)}`
+  const startTimestamps = `arraySort(groupUniqArrayIf(${trunc}, (${startCondition}) AND ${inRange}))`
+  let cohortTimestamps: string
+  let relevant = `(${startCondition}) OR (${returnCondition})`
+  let readsHistory = false
+  if (retentionType === 'retention_first_time') {
+    // the interval of the actor's first target event ever, when it lies in the range
+    const first = bucketStartHogQL(interval, wsd, `minIf(timestamp, ${startCondition})`)
+    cohortTimestamps = `if(has(${startTimestamps}, ${first}), [${first}], [])`
+    readsHistory = true
+  } else if (retentionType === 'retention_first_ever_occurrence') {
+    // the first target event ever, found without the entity's property filters, which it must then match
+    const bare = seriesEventCondition(target)
+    const first = bucketStartHogQL(interval, wsd, `minIf(timestamp, ${bare})`)
+    const matches = `argMinIf(${startCondition}, timestamp, ${bare})`
+    cohortTimestamps = `if(${matches} AND has(${startTimestamps}, ${first}), [${first}], [])`
+    relevant = `(${bare}) OR (${returnCondition})`
+    readsHistory = true
+  } else {
+    cohortTimestamps = startTimestamps
+  }
+  const returnTimestamps =
+    minimumOccurrences > 1
+      ? `arrayFilter((d, c) -> c >= ${minimumOccurrences}, date_range, arrayMap(d -> countEqual(return_dupes, d), date_range))`
+      : `arraySort(groupUniqArrayIf(${trunc}, (${returnCondition}) AND ${inRange}))`
+  const dim = breakdown.kind === 'values' ? breakdown.dims[0] : undefined
+  const breakdownSelect = dim ? `, ifNull(toString(${rawBreakdownExpr(dim)}), '') AS breakdown_value` : ''
+  const where = and([
+    relevant,
+    sharedCondition(node, insight.testAccountFilters),
+    readsHistory ? `timestamp < ${localInstantHogQL(end)}` : inRange,
+    groupIndex === undefined ? undefined : `${actor} != ''`,
+  ])
+  const perActor =
+    `SELECT ${actor} AS actor_id${breakdownSelect}, ` +
+    `arrayMap(x -> ${bucketStartHogQL(interval, wsd, localInstantHogQL(start))} + ${unit}(x), range(0, ${n})) AS date_range, ` +
+    `${cohortTimestamps} AS start_timestamps, ` +
+    (minimumOccurrences > 1 ? `groupArrayIf(${trunc}, (${returnCondition}) AND ${inRange}) AS return_dupes, ` : '') +
+    `${returnTimestamps} AS return_timestamps, ` +
+    `arrayJoin(arrayFilter(x -> x > -1, arrayMap((i, d) -> if(has(start_timestamps, d), i - 1, -1), arrayEnumerate(date_range), date_range))) AS start_index, ` +
+    `arrayJoin(arrayConcat([0], arrayFilter(x -> x > 0, arrayMap(ts -> indexOf(arraySlice(date_range, start_index + 1, ${lookahead}), ts) - 1, return_timestamps)))) AS intervals_from_base ` +
+    `FROM ${eventsFrom(sampling)} WHERE ${where} GROUP BY actor_id${dim ? ', breakdown_value' : ''}`
+  const bd = dim ? ', breakdown_value' : ''
+  const activity =
+    filter.cumulative === true
+      ? `SELECT actor_id, start_index${bd}, arrayJoin(range(0, max(intervals_from_base) + 1)) AS intervals_from_base ` +
+        `FROM (${perActor}) GROUP BY actor_id, start_index${bd}`
+      : perActor
+  return { activity, perActor, bd, dim, breakdown, sampling, n, lookahead, cohorts, periodName, groupIndex }
+}
+
 export function createRetentionRunner(deps: InsightDeps): NodeRunner {
   return async (node, ctx, run) => {
     const started = performance.now()
     const insight = await loadInsightContext(ctx, deps)
-    if (node.retentionFilter !== undefined && !isObject(node.retentionFilter)) {
-      throw new ValidationError('retentionFilter must be an object.', 'retentionFilter')
-    }
-    const filter = isObject(node.retentionFilter) ? node.retentionFilter : {}
-    const periodName = (filter.period ?? 'Day') as string
-    const interval = PERIODS[periodName]
-    if (!interval) {
-      throw new ValidationError(
-        `period must be one of ${Object.keys(PERIODS).join(', ')}.`,
-        'retentionFilter__period',
-        'invalid_choice',
-      )
-    }
-    const retentionType = (filter.retentionType ?? 'retention_recurring') as string
-    if (!RETENTION_TYPES.includes(retentionType)) {
-      throw new ValidationError(
-        `retentionType must be one of ${RETENTION_TYPES.join(', ')}.`,
-        'retentionFilter__retentionType',
-        'invalid_choice',
-      )
-    }
-    const lookahead = positiveInt(
-      filter.totalIntervals,
-      DEFAULT_TOTAL_INTERVALS,
-      MAX_TOTAL_INTERVALS,
-      'retentionFilter__totalIntervals',
+    const { activity, bd, dim, breakdown, sampling, n, lookahead, cohorts, periodName } = await retentionActivity(
+      node,
+      insight,
+      ctx,
+      run,
     )
-    const minimumOccurrences = positiveInt(filter.minimumOccurrences, 1, 1000, 'retentionFilter__minimumOccurrences')
-    const target = entityOf(filter.targetEntity, 'retentionFilter__targetEntity', insight.actions)
-    const returning = entityOf(filter.returningEntity, 'retentionFilter__returningEntity', insight.actions)
-    const groupIndex = groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index')
-    const sampling = samplingOf(node.samplingFactor)
-    const breakdown = breakdownOf(node.breakdownFilter)
-    if (breakdown.kind === 'cohort' || (breakdown.kind === 'values' && breakdown.dims.length > 1)) {
-      throw new ValidationError('Retention breaks down by one property.', 'breakdownFilter')
-    }
-
-    // cohorts: every interval from date_from's to date_to's, or the last totalIntervals without date_from
-    const dateRange = isObject(node.dateRange) ? node.dateRange : undefined
-    const earliest = wantsAllTime(node) ? await earliestEvent(ctx, run) : undefined
-    const resolved = resolveDateRange(dateRange, interval, insight.team, insight.now, earliest)
-    const wsd = insight.team.weekStartDay
-    const end = addLocal(startOfLocal(resolved.to, interval, wsd), interval, 1)
-    const start = dateRange?.date_from
-      ? startOfLocal(resolved.from, interval, wsd)
-      : addLocal(end, interval, -lookahead)
-    const cohorts: Date[] = []
-    for (let d = start; d.getTime() < end.getTime(); d = addLocal(start, interval, cohorts.length)) {
-      cohorts.push(d)
-      if (cohorts.length > MAX_INTERVALS) {
-        throw new ValidationError(`The date range holds more than ${MAX_INTERVALS} periods.`, 'retentionFilter__period')
-      }
-    }
-    const n = cohorts.length
-
-    const trunc = bucketStartHogQL(interval, wsd)
-    const inRange = `timestamp >= ${localInstantHogQL(start)} AND timestamp < ${localInstantHogQL(end)}`
-    const startCondition = entityCondition(target)
-    const returnCondition = entityCondition(returning)
-    const actor = actorExpr(groupIndex)
-    const unit = `toInterval${interval[0].toUpperCase()}${interval.slice(1)}`
-    const startTimestamps = `arraySort(groupUniqArrayIf(${trunc}, (${startCondition}) AND ${inRange}))`
-    let cohortTimestamps: string
-    let relevant = `(${startCondition}) OR (${returnCondition})`
-    let readsHistory = false
-    if (retentionType === 'retention_first_time') {
-      // the interval of the actor's first target event ever, when it lies in the range
-      const first = bucketStartHogQL(interval, wsd, `minIf(timestamp, ${startCondition})`)
-      cohortTimestamps = `if(has(${startTimestamps}, ${first}), [${first}], [])`
-      readsHistory = true
-    } else if (retentionType === 'retention_first_ever_occurrence') {
-      // the first target event ever, found without the entity's property filters, which it must then match
-      const bare = seriesEventCondition(target)
-      const first = bucketStartHogQL(interval, wsd, `minIf(timestamp, ${bare})`)
-      const matches = `argMinIf(${startCondition}, timestamp, ${bare})`
-      cohortTimestamps = `if(${matches} AND has(${startTimestamps}, ${first}), [${first}], [])`
-      relevant = `(${bare}) OR (${returnCondition})`
-      readsHistory = true
-    } else {
-      cohortTimestamps = startTimestamps
-    }
-    const returnTimestamps =
-      minimumOccurrences > 1
-        ? `arrayFilter((d, c) -> c >= ${minimumOccurrences}, date_range, arrayMap(d -> countEqual(return_dupes, d), date_range))`
-        : `arraySort(groupUniqArrayIf(${trunc}, (${returnCondition}) AND ${inRange}))`
-    const dim = breakdown.kind === 'values' ? breakdown.dims[0] : undefined
-    const breakdownSelect = dim ? `, ifNull(toString(${rawBreakdownExpr(dim)}), '') AS breakdown_value` : ''
-    const where = and([
-      relevant,
-      sharedCondition(node, insight.testAccountFilters),
-      readsHistory ? `timestamp < ${localInstantHogQL(end)}` : inRange,
-      groupIndex === undefined ? undefined : `${actor} != ''`,
-    ])
-    const perActor =
-      `SELECT ${actor} AS actor_id${breakdownSelect}, ` +
-      `arrayMap(x -> ${bucketStartHogQL(interval, wsd, localInstantHogQL(start))} + ${unit}(x), range(0, ${n})) AS date_range, ` +
-      `${cohortTimestamps} AS start_timestamps, ` +
-      (minimumOccurrences > 1 ? `groupArrayIf(${trunc}, (${returnCondition}) AND ${inRange}) AS return_dupes, ` : '') +
-      `${returnTimestamps} AS return_timestamps, ` +
-      `arrayJoin(arrayFilter(x -> x > -1, arrayMap((i, d) -> if(has(start_timestamps, d), i - 1, -1), arrayEnumerate(date_range), date_range))) AS start_index, ` +
-      `arrayJoin(arrayConcat([0], arrayFilter(x -> x > 0, arrayMap(ts -> indexOf(arraySlice(date_range, start_index + 1, ${lookahead}), ts) - 1, return_timestamps)))) AS intervals_from_base ` +
-      `FROM ${eventsFrom(sampling)} WHERE ${where} GROUP BY actor_id${dim ? ', breakdown_value' : ''}`
-    const bd = dim ? ', breakdown_value' : ''
-    const activity =
-      filter.cumulative === true
-        ? `SELECT actor_id, start_index${bd}, arrayJoin(range(0, max(intervals_from_base) + 1)) AS intervals_from_base ` +
-          `FROM (${perActor}) GROUP BY actor_id, start_index${bd}`
-        : perActor
     const executed = await run(
       `SELECT start_index, intervals_from_base${bd}, count(DISTINCT actor_id) AS count FROM (${activity}) ` +
         `GROUP BY start_index, intervals_from_base${bd} LIMIT 100000`,

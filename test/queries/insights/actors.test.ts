@@ -272,6 +272,35 @@ describe('ActorsQuery over other insights', () => {
     expect(await ids('2023-05-06', 'returning')).toEqual([])
   })
 
+  it('test_retention_actors-like: the persons of a cohort and the intervals they came back in', async () => {
+    const source = {
+      kind: 'RetentionQuery',
+      dateRange: { date_from: '2023-04-29', date_to: '2023-05-01' },
+      retentionFilter: { period: 'Day', totalIntervals: 3 },
+    }
+    // recurring pageview cohorts: Apr 29 = person1, person2 (both back on May 1, interval 2); Apr 30 = nobody;
+    // May 1 = all three
+    const rows = async (interval: number) => {
+      const { results } = await actors(point(source, { interval }), {
+        select: ['actor', 'appearances'],
+        orderBy: ['person'],
+      })
+      return (results as Row[]).map((r) => [(r[0].distinct_ids as string[])[0], r[1]])
+    }
+    expect(await rows(0)).toEqual([
+      ['person1', [0, 2]],
+      ['person2', [0, 2]],
+    ])
+    expect(await rows(1)).toEqual([])
+    expect(await rows(2)).toEqual([
+      ['person1', [0]],
+      ['person2', [0]],
+      ['person3', [0]],
+    ])
+    const bad = await postQuery(t, { query: { kind: 'ActorsQuery', source: point(source, { interval: 3 }) } })
+    expect(bad.json()).toMatchObject({ type: 'validation_error', attr: 'source__interval' })
+  })
+
   it('test_funnel_actors-like: converted at a step and dropped off before it', async () => {
     const source = {
       kind: 'FunnelsQuery',
@@ -369,7 +398,7 @@ describe('ActorsQuery over persons', () => {
       expect(res.json()).toMatchObject({ type: 'validation_error', attr })
     }
     await bad({ kind: 'ActorsQuery', source: { kind: 'TrendsQuery' } }, 'source__kind')
-    await bad({ kind: 'ActorsQuery', source: point({ kind: 'RetentionQuery' }) }, 'source__kind')
+    await bad({ kind: 'ActorsQuery', source: point({ kind: 'WebOverviewQuery' }) }, 'source__kind')
     await bad({ kind: 'ActorsQuery', source: point(trends(), { series: 3 }) }, 'source__series')
     await bad({ kind: 'ActorsQuery', source: point(trends(), { day: 'yesterday' }) }, 'source__day')
     await bad(
