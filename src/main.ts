@@ -22,6 +22,7 @@ async function start() {
     ? [
         '',
         `Burrow is running at ${config.siteUrl}`,
+        `  API docs:          ${config.siteUrl}/api/schema/swagger-ui/`,
         `  Created demo credentials (shown once; also in ${file}, readable only by you):`,
         `  project id:        ${credentials.project_id}`,
         `  project API key:   ${credentials.project_api_key}`,
@@ -33,6 +34,7 @@ async function start() {
     : [
         '',
         `Burrow is running at ${config.siteUrl}`,
+        `  API docs:          ${config.siteUrl}/api/schema/swagger-ui/`,
         `  project id:        ${credentials.project_id}`,
         `  project API key:   ${credentials.project_api_key}`,
         `  Demo login and personal API key: ${file}`,

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -28,6 +28,19 @@ function startServer(dataDir: string, port: number) {
   })
   const stopped = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   return { child, ready, stopped }
+}
+
+/** Every address a start banner prints answers (with the demo key), and the shell snippets it prints run. */
+async function expectBannerWorks(printed: string, key: string) {
+  const urls = [...new Set(printed.match(/https?:\/\/[^\s"')]+/g) ?? [])]
+  expect(urls.length).toBeGreaterThan(1)
+  for (const url of urls) {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } })
+    expect(res.status, url).toBe(200)
+  }
+  for (const [, snippet] of printed.matchAll(/\$\((node -p "[^"]+")\)/g)) {
+    expect(execSync(snippet, { encoding: 'utf8' }).trim(), snippet).toBe(key)
+  }
 }
 
 /** Files and directories under `dir` that someone other than the owner may read, write or enter. */
@@ -63,6 +76,7 @@ describe('first start', () => {
       expect(res.status).toBe(200)
       const body = (await res.json()) as { results: { id: number; api_token: string }[] }
       expect(body.results[0]).toMatchObject({ id: creds.project_id, api_token: creds.project_api_key })
+      await expectBannerWorks(printed, creds.personal_api_key)
 
       first.child.kill('SIGTERM')
       expect(await first.stopped).toBe(0)
@@ -83,6 +97,7 @@ describe('first start', () => {
       expect(JSON.parse(fs.readFileSync(file, 'utf8')).personal_api_key).toBe(creds.personal_api_key)
       const health = await fetch(`${creds.url}/_health`)
       expect(health.status).toBe(200)
+      await expectBannerWorks(again, creds.personal_api_key)
       second.child.kill('SIGTERM')
       expect(await second.stopped).toBe(0)
     } finally {
