@@ -17,7 +17,8 @@ const now = new Date('2023-05-10T12:00:00Z')
 // person2 (DE, p2@x.com, name Second): Apr 29 two Safari pageviews (17:00, 18:00); May 1 two (16:00 with
 //   some_property 22, 17:00)
 // person3 (DE, no e-mail): May 1 one Safari pageview 16:00
-// person1 also does "grouped" on May 3 twice for the company Hooli and once for Pied Piper
+// person1 also does "grouped" on May 3 twice for the company Hooli and once for Pied Piper; person3 does "late"
+// at 02:00 UTC on May 2
 const EVENTS = [
   ev('$pageview', 'person1', '2023-04-29T16:00:00Z', {
     $browser: 'Chrome',
@@ -48,6 +49,8 @@ const EVENTS = [
   ev('grouped', 'person1', '2023-05-03T10:00:00Z', { $groups: { company: 'Hooli' } }),
   ev('grouped', 'person1', '2023-05-03T11:00:00Z', { $groups: { company: 'Hooli' } }),
   ev('grouped', 'person1', '2023-05-03T12:00:00Z', { $groups: { company: 'Pied Piper' } }),
+  // 02:00 UTC on May 2 is 22:00 on May 1 in New York
+  ev('late', 'person3', '2023-05-02T02:00:00Z'),
   ev('$pageview', 'person1', '2023-05-06T16:00:00Z', { some_property: 20 }),
 ]
 
@@ -478,5 +481,25 @@ describe('InsightActorsQuery on its own and InsightActorsQueryOptions', () => {
         { label: 'Dormant', value: 'dormant' },
       ],
     })
+  })
+})
+
+describe('a project in America/New_York', () => {
+  it("test_trends_persons_timezone-like: the day of a data point is the project's day", async () => {
+    const late = trends({ series: [{ kind: 'EventsNode', event: 'late' }] })
+    expect(await whoAndCount(point(late, { day: '2023-05-02' }))).toEqual([['person3', 1]])
+    const patched = await t.burrow.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${t.creds.project_id}/`,
+      headers: t.auth,
+      payload: { timezone: 'America/New_York' },
+    })
+    expect(patched.statusCode, patched.body).toBe(200)
+    // 02:00 UTC on May 2 is 22:00 on May 1 in New York (UTC−4 in May)
+    expect(await whoAndCount(point(late, { day: '2023-05-01' }))).toEqual([['person3', 1]])
+    expect(await whoAndCount(point(late, { day: '2023-05-02' }))).toEqual([])
+    // the person's created_at is shown in the project's timezone
+    const { results } = await actors(point(late, { day: '2023-05-01' }))
+    expect(results[0][1]).toBe('2023-05-01T12:00:00-04:00')
   })
 })
