@@ -1,7 +1,7 @@
-// Wires the survey pieces from the app's stores and services, and runs the response-limit check: every minute,
-// running surveys that reached `responses_limit` are stopped. One process claims each round (a job lease); the
-// stop itself is a conditional update (end_date still null), so a survey is stopped and logged once even if a
-// round is taken over half-way.
+// Wires the survey pieces from the app's stores and services, and runs the periodic round: every minute, running
+// surveys that reached `responses_limit` are stopped and recurring surveys move to their current iteration. One
+// process claims each round (a job lease); each change is a conditional update (end_date still null, iteration
+// still the old one), so it happens and is logged once even if a round is taken over half-way.
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { ActionStore } from '../actions/store.js'
@@ -136,6 +136,7 @@ export function createSurveyModule(deps: {
         running = true
         runClaimed(leases, 'survey-response-limits', RESPONSE_LIMIT_LEASE_MS, async () => {
           await enforceResponseLimits()
+          await service.advanceIterations()
         })
           .catch((err) => deps.onError?.(err, 'survey response limits'))
           .finally(() => {

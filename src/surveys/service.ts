@@ -675,6 +675,51 @@ export function createSurveyService(deps: SurveyDeps) {
       return stopped
     },
 
+    /**
+     * Recurring surveys: moves each to the iteration its start dates say it is in (the internal flag then asks
+     * about the new iteration, so people see the survey again), and stops one whose last iteration has elapsed.
+     */
+    async advanceIterations(): Promise<{ advanced: string[]; stopped: string[] }> {
+      const now = deps.clock()
+      const advanced: string[] = []
+      const stopped: string[] = []
+      for (const row of await deps.surveys.runningWithIterations()) {
+        const dates = parseJson<string[] | null>(row.iteration_start_dates, null)
+        if (!dates || dates.length === 0) continue
+        const system = { userId: null, organizationId: await deps.organizationOf(row.team_id) }
+        const lastEnds = new Date(dates[dates.length - 1]).getTime() + (row.iteration_frequency_days ?? 0) * 86_400_000
+        if (now.getTime() >= lastEnds) {
+          if (await stopSurvey(system, row)) stopped.push(row.id)
+          continue
+        }
+        const reached = dates.filter((d) => new Date(d).getTime() <= now.getTime()).length
+        if (reached <= (row.current_iteration ?? 0)) continue
+        const start = new Date(dates[reached - 1]).toISOString()
+        const moved = await deps.surveys.advanceIteration(
+          row.team_id,
+          row.id,
+          row.current_iteration,
+          reached,
+          start,
+          now.toISOString(),
+        )
+        if (!moved) continue
+        await syncFlags(system, moved)
+        await log(row.team_id, system, moved, 'updated', [
+          {
+            type: 'Survey',
+            action: 'changed',
+            field: 'current_iteration',
+            before: row.current_iteration,
+            after: reached,
+          },
+        ])
+        changed(row.team_id)
+        advanced.push(row.id)
+      }
+      return { advanced, stopped }
+    },
+
     /** The SDK's view of a project's surveys (not archived). */
     async publicSurveys(
       teamId: number,

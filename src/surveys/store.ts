@@ -138,6 +138,26 @@ export function createSurveyStore(meta: Kysely<MetaDatabase>) {
         .where('end_date', 'is', null)
         .where('archived', '=', 0)
         .execute(),
+    /** Running recurring surveys, across every project (the iteration job reads them). */
+    runningWithIterations: () =>
+      db
+        .selectFrom('surveys')
+        .selectAll()
+        .where('iteration_count', '>', 0)
+        .where('start_date', 'is not', null)
+        .where('end_date', 'is', null)
+        .where('archived', '=', 0)
+        .execute(),
+    /** Moves a survey to a later iteration if it is still at `from`; the row when this call moved it. */
+    advanceIteration: (teamId: number, id: string, from: number | null, to: number, startDate: string, at: string) => {
+      let q = db
+        .updateTable('surveys')
+        .set({ current_iteration: to, current_iteration_start_date: startDate, updated_at: at })
+        .where('team_id', '=', teamId)
+        .where('id', '=', id)
+      q = from === null ? q.where('current_iteration', 'is', null) : q.where('current_iteration', '=', from)
+      return q.returningAll().executeTakeFirst()
+    },
     get: (teamId: number, id: string) =>
       db.selectFrom('surveys').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
     nameTaken: async (teamId: number, name: string, exceptId: string | null, tx?: Tx): Promise<boolean> => {

@@ -409,6 +409,26 @@ describe('summaries', () => {
   })
 })
 
+/** A second module over the same stores: another process running the same periodic round. */
+function otherProcess() {
+  const { stores, services, events, meta } = t.burrow
+  return createSurveyModule({
+    db: meta.db,
+    events,
+    flags: services.flags,
+    flagRows: stores.flags,
+    flagCache: services.flagCache,
+    projects: stores.projects,
+    organizations: stores.organizations,
+    users: stores.users,
+    actions: stores.actions,
+    insights: stores.insights,
+    activity: stores.activity,
+    siteUrl: 'http://localhost',
+    clock: () => NOW,
+  })
+}
+
 describe('responses limit', () => {
   it('stops a running survey once it has its responses, once across processes', async () => {
     const limited = await create({ name: 'Limited', start_date: '2026-11-01T00:00:00Z', responses_limit: 2 })
@@ -416,23 +436,7 @@ describe('responses limit', () => {
       { event: 'survey sent', survey: limited.id, person: 1, at: '2026-11-12 10:00:00' },
       { event: 'survey sent', survey: limited.id, person: 2, at: '2026-11-12 10:01:00' },
     ])
-    // A second module over the same stores stands for another process running the same check.
-    const { stores, services, events, meta } = t.burrow
-    const second = createSurveyModule({
-      db: meta.db,
-      events,
-      flags: services.flags,
-      flagRows: stores.flags,
-      flagCache: services.flagCache,
-      projects: stores.projects,
-      organizations: stores.organizations,
-      users: stores.users,
-      actions: stores.actions,
-      insights: stores.insights,
-      activity: stores.activity,
-      siteUrl: 'http://localhost',
-      clock: () => NOW,
-    })
+    const second = otherProcess()
     const [a, b] = await Promise.all([second.enforceResponseLimits(), second.enforceResponseLimits()])
     expect([...a, ...b]).toEqual([limited.id])
     const read = (await request('GET', `${limited.id}/`)).json()
@@ -440,6 +444,36 @@ describe('responses limit', () => {
     expect(read.internal_targeting_flag.active).toBe(false)
     const activity = (await request('GET', `${limited.id}/activity/`)).json()
     expect(activity.results[0]).toMatchObject({ activity: 'stopped', user: { first_name: 'System', is_system: true } })
+  })
+})
+
+describe('recurring surveys', () => {
+  it('moves to the current iteration, asking the internal flag about it, and stops after the last one', async () => {
+    // Starts 10, 17 and 24 November: on the 24th at 08:00 the third iteration has begun.
+    const recurring = await create({
+      name: 'Recurring',
+      start_date: '2026-11-10T00:00:00Z',
+      iteration_count: 3,
+      iteration_frequency_days: 7,
+    })
+    expect(recurring.current_iteration).toBe(1)
+    // Starts 1 and 8 October, every 7 days: the last iteration ended on the 15th.
+    const elapsed = await create({
+      name: 'Elapsed',
+      start_date: '2026-10-01T00:00:00Z',
+      iteration_count: 2,
+      iteration_frequency_days: 7,
+    })
+    const round = await otherProcess().service.advanceIterations()
+    expect(round.advanced).toContain(recurring.id)
+    expect(round.stopped).toContain(elapsed.id)
+    const read = (await request('GET', `${recurring.id}/`)).json()
+    expect(read.current_iteration).toBe(3)
+    expect(read.current_iteration_start_date).toBe('2026-11-24T00:00:00Z')
+    expect(read.internal_targeting_flag.filters.groups[0].properties[0].key).toBe(`$survey_dismissed/${recurring.id}/3`)
+    expect((await request('GET', `${elapsed.id}/`)).json().end_date).toBe('2026-11-24T08:00:00Z')
+    const again = await otherProcess().service.advanceIterations()
+    expect(again.advanced).not.toContain(recurring.id)
   })
 })
 
