@@ -28,6 +28,9 @@ import { createDefinitionService } from './definitions/service.js'
 import { createDefinitionStore } from './definitions/store.js'
 import { eventRoutes } from './events/routes.js'
 import { createEventService } from './events/service.js'
+import { createExperimentModule } from './experiments/index.js'
+import { createExperimentStore } from './experiments/store.js'
+import { createExperimentSubjects } from './experiments/subject.js'
 import { createDefinitionsCache } from './flags/cache.js'
 import { flagsEndpointRoutes } from './flags/evaluate-route.js'
 import { createFlagsEvaluator } from './flags/evaluation-service.js'
@@ -192,6 +195,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     return { weekStartDay: (project?.week_start_day === 1 ? 1 : 0) as 0 | 1, testAccountFilters }
   }
   const cohortLoader = createCohortLoader(stores.cohorts)
+  const experimentSubjects = createExperimentSubjects(createExperimentStore(meta.db), stores.flags)
   const queries = createQueryService({
     events,
     db: meta.db,
@@ -208,12 +212,14 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
         new Map(
           (await stores.cohorts.allForTeam(teamId)).filter((c) => c.deleted === 0).map((c) => [c.id, c.name]),
         ),
+      experiment: experimentSubjects,
     }),
     cacheContext: cacheContextLoader({
       settings: insightSettings,
       actionsHogQL: (teamId) => services.actions.hogql(teamId),
       actionNames: (teamId) => services.actions.infos(teamId),
       cohorts: cohortLoader,
+      experiment: experimentSubjects,
     }),
     clock,
     limits: config.queryLimits,
@@ -495,6 +501,22 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     onError: (err, what) => logError(err, what),
   })
   await app.register(endpoints.plugin)
+  const experiments = createExperimentModule({
+    db: meta.db,
+    flags: services.flags,
+    flagRows: stores.flags,
+    cohorts: services.cohorts,
+    users: stores.users,
+    activity: stores.activity,
+    projects: stores.projects,
+    execute: hogql,
+    settings: insightSettings,
+    leases: createJobLeases(meta.db),
+    siteUrl: config.siteUrl,
+    clock,
+    onError: (err, what) => logError(err, what),
+  })
+  await app.register(experiments.plugin)
   await app.register(localEvaluationRoutes({ cache: flagCache, projects: stores.projects }))
   await app.register(remoteConfigRoutes({ cache: flagCache }))
   const flagsEvaluator = createFlagsEvaluator({

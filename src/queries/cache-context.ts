@@ -14,6 +14,8 @@ export interface CacheContextSources {
   /** the project's actions' names, by id (they appear in results) */
   actionNames?(teamId: number): Promise<Map<number, { name: string }>>
   cohorts?(teamId: number): Promise<CohortResolver>
+  /** an experiment's flag, variants, dates and settings (what an ExperimentQuery's answer depends on) */
+  experiment?(teamId: number, id: number): Promise<unknown>
 }
 
 const digest = (value: unknown) =>
@@ -51,6 +53,9 @@ export function cacheContextLoader(sources: CacheContextSources) {
         hogql: hogql ? sortedEntries(hogql) : null,
         names: names ? [...names.entries()].sort((a, b) => a[0] - b[0]).map(([id, a]) => [id, a.name]) : null,
       })
+    }
+    if (node.kind === 'ExperimentQuery' && sources.experiment && Number.isSafeInteger(node.experiment_id)) {
+      context.experiment = digest((await sources.experiment(teamId, node.experiment_id as number)) ?? null)
     }
     if (cohorts) {
       context.cohorts = digest({

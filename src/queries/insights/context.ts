@@ -2,6 +2,7 @@
  * What every insight runner reads besides its node: the project's settings (week start, test-account filters),
  * its actions, the clock, and the time of its first event (for `date_from: "all"`).
  */
+import type { ExperimentSubject } from '../../experiments/subject.js'
 import type { HogQLExecutor, RunContext } from '../runner.js'
 import type { InsightTeam } from './date-range.js'
 import type { ActionInfo } from './series.js'
@@ -14,6 +15,8 @@ export interface InsightDeps {
   actions(teamId: number): Promise<Map<number, ActionInfo>>
   /** The project's live cohorts' names, by id (labels of cohort breakdowns). */
   cohortNames?(teamId: number): Promise<Map<number, string>>
+  /** An experiment of the project, for ExperimentQuery (undefined when it does not exist or is deleted). */
+  experiment?(teamId: number, id: number): Promise<ExperimentSubject | undefined>
 }
 
 export interface InsightContext {

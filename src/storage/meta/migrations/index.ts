@@ -12,6 +12,7 @@ import { insightsDashboards } from './0010-insights-dashboards.js'
 import { jobLeases } from './0011-job-leases.js'
 import { personDeletions } from './0012-person-deletions.js'
 import { endpoints } from './0013-endpoints.js'
+import { experiments } from './0014-experiments.js'
 import { surveys } from './0015-surveys.js'
 import { queryStatuses } from './0017-query-statuses.js'
 
@@ -30,6 +31,7 @@ export const migrations: MetaMigration[] = [
   jobLeases,
   personDeletions,
   endpoints,
+  experiments,
   surveys,
   queryStatuses,
 ]

@@ -1,0 +1,132 @@
+// Wires the experiment pieces from the app's stores and services, and polls for timeseries recalculations that no
+// process is running (a request made on another process, or one whose owner died): they are claimed under a job
+// lease, so exactly one process computes each.
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { ActivityStore } from '../activity/store.js'
+import type { CohortService } from '../cohorts/service.js'
+import type { FlagService } from '../flags/service.js'
+import type { FlagStore } from '../flags/store.js'
+import type { JobLeases } from '../jobs/leases.js'
+import type { ProjectStore } from '../projects/store.js'
+import { literal } from '../queries/filters.js'
+import type { HogQLExecutor } from '../queries/runner.js'
+import type { UserStore } from '../users/store.js'
+import { createExperimentResources } from './resources.js'
+import { experimentRoutes } from './routes.js'
+import { createExperimentService } from './service.js'
+import { createExperimentStore } from './store.js'
+import { createTimeseries } from './timeseries.js'
+
+export const RECALCULATION_POLL_MS = 10_000
+/** Property sets sampled per event by `requires_flag_implementation` (PostHog's default `limit`). */
+const SAMPLE_LIMIT = 20
+
+export function createExperimentModule(deps: {
+  db: Kysely<any>
+  flags: Pick<FlagService, 'create' | 'update' | 'toApi'>
+  flagRows: Pick<FlagStore, 'get' | 'getLiveByKey' | 'allForTeam'>
+  cohorts: Pick<CohortService, 'create' | 'get'>
+  users: Pick<UserStore, 'get'>
+  activity: Pick<ActivityStore, 'log'>
+  projects: Pick<ProjectStore, 'get'>
+  execute: HogQLExecutor
+  settings: (teamId: number) => Promise<{ testAccountFilters: unknown[] }>
+  leases: JobLeases
+  siteUrl: string
+  clock: () => Date
+  onError?: (err: unknown, what: string) => void
+}) {
+  const store = createExperimentStore(deps.db)
+  const timezone = async (teamId: number) => (await deps.projects.get(teamId))?.timezone ?? 'UTC'
+  const service = createExperimentService({
+    store,
+    flags: deps.flags,
+    flagRows: deps.flagRows,
+    cohorts: deps.cohorts,
+    users: deps.users,
+    activity: deps.activity,
+    projectTimezone: timezone,
+    clock: deps.clock,
+  })
+  const resources = createExperimentResources({
+    store,
+    flags: deps.flags,
+    flagRows: deps.flagRows,
+    users: deps.users,
+    clock: deps.clock,
+  })
+  const timeseries = createTimeseries({
+    store,
+    load: (teamId, id) => service.load(teamId, id),
+    subject: service.subject,
+    timezone,
+    testAccountFilters: async (teamId) => (await deps.settings(teamId)).testAccountFilters,
+    execute: deps.execute,
+    leases: deps.leases,
+    clock: deps.clock,
+    onError: deps.onError,
+  })
+
+  async function requiresFlagImplementation(teamId: number, query: Record<string, string>): Promise<boolean> {
+    let events: unknown[] = []
+    try {
+      const parsed = JSON.parse(query.events ?? '[]')
+      if (Array.isArray(parsed)) events = parsed
+    } catch {}
+    const limit =
+      Number.isInteger(Number(query.limit)) && Number(query.limit) > 0
+        ? Math.min(Number(query.limit), 100)
+        : SAMPLE_LIMIT
+    const names = events
+      .map((e) => (e && typeof e === 'object' ? (e as { id?: unknown }).id : undefined))
+      .filter((id): id is string => typeof id === 'string')
+    if (names.length === 0) return true
+    const ctx = {
+      team: { id: teamId, timezone: await timezone(teamId) },
+      engineId: `experiment-flag-check-${randomUUID()}`,
+      signal: new AbortController().signal,
+      stats: { rowsRead: 0, bytesRead: 0, resultRows: 0 },
+    }
+    for (const name of names) {
+      const sample = await deps.execute(
+        `SELECT properties FROM events WHERE event = ${literal(name)} AND timestamp > now() - toIntervalDay(7) LIMIT ${limit}`,
+        ctx,
+      )
+      for (const [properties] of sample.rows) {
+        const object = typeof properties === 'string' ? (JSON.parse(properties) as object) : (properties as object)
+        if (object && Object.keys(object).some((k) => k.includes('$feature/'))) return false
+      }
+    }
+    return true
+  }
+
+  return {
+    store,
+    service,
+    resources,
+    timeseries,
+    subject: service.subject,
+    plugin: async (app: FastifyInstance) => {
+      await app.register(
+        experimentRoutes({
+          experiments: service,
+          resources,
+          timeseries,
+          requiresFlagImplementation,
+          siteUrl: deps.siteUrl,
+        }),
+      )
+      const timer = setInterval(() => {
+        timeseries.process().catch((err) => deps.onError?.(err, 'experiment timeseries recalculation'))
+      }, RECALCULATION_POLL_MS)
+      timer.unref()
+      app.addHook('onClose', async () => {
+        clearInterval(timer)
+        await timeseries.idle()
+      })
+    },
+  }
+}
+export type ExperimentModule = ReturnType<typeof createExperimentModule>

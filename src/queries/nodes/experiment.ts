@@ -1,0 +1,446 @@
+/**
+ * ExperimentQuery (products.md §1.10): one HogQL query computes, per variant, the sufficient statistics of a
+ * metric over the entities exposed to the experiment's flag — exposures (first and last per entity, `$multiple`
+ * or first-seen for entities that saw several variants), metric events after the first exposure and within the
+ * conversion window, one value per entity (winsorized for mean metrics when asked) — and `experiments/stats.ts`
+ * turns them into Bayesian or frequentist results.
+ */
+
+import {
+  experimentResult,
+  type MetricType,
+  StatisticError,
+  statsSettings,
+  type VariantCounts,
+} from '../../experiments/stats.js'
+import type { ExperimentSubject } from '../../experiments/subject.js'
+import { ValidationError } from '../../http/errors.js'
+import { literal, propertiesToHogQL } from '../filters.js'
+import { type InsightDeps, loadInsightContext } from '../insights/context.js'
+import type { HogQLExecutor, NodeRunner, QueryNode, RunContext } from '../runner.js'
+
+const MULTIPLE = '$multiple'
+const UNIT_SECONDS: Record<string, number> = {
+  second: 1,
+  minute: 60,
+  hour: 3600,
+  day: 86_400,
+  week: 7 * 86_400,
+  month: 30 * 86_400,
+}
+const MATHS = ['total', 'sum', 'avg', 'min', 'max', 'unique_session', 'dau', 'unique_group', 'hogql']
+const METRIC_TYPES: MetricType[] = ['mean', 'funnel', 'ratio', 'retention']
+/** Without a conversion window, metric events count up to the end of the experiment. */
+const NO_WINDOW = 0
+
+type Json = Record<string, unknown>
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** A UTC instant as a HogQL DateTime64 constant. */
+const instant = (iso: string) => {
+  const d = new Date(iso)
+  const text = d.toISOString().replace('T', ' ').replace('Z', '')
+  return `toDateTime64('${text}', 6, 'UTC')`
+}
+
+/** The events a metric source (EventsNode / ActionsNode) matches, with its own property filters. */
+export function sourceCondition(source: unknown, attr: string): string {
+  if (!isObject(source)) throw new ValidationError('A metric source must be an object.', attr)
+  let condition: string
+  if (source.kind === 'EventsNode') {
+    if (source.id !== undefined && source.id !== null) {
+      throw new ValidationError('EventsNode does not take an id: use an ActionsNode for actions.', `${attr}__id`)
+    }
+    if (source.event !== undefined && source.event !== null && typeof source.event !== 'string') {
+      throw new ValidationError('event must be a string or null.', `${attr}__event`)
+    }
+    condition = typeof source.event === 'string' ? `event = ${literal(source.event)}` : 'true'
+  } else if (source.kind === 'ActionsNode') {
+    if (typeof source.id !== 'number' || !Number.isInteger(source.id)) {
+      throw new ValidationError('An ActionsNode needs the action id.', `${attr}__id`, 'required')
+    }
+    condition = `matchesAction(${source.id})`
+  } else {
+    throw new ValidationError(
+      `Metric sources of kind ${JSON.stringify(source.kind)} are not supported: use EventsNode or ActionsNode.`,
+      `${attr}__kind`,
+      'invalid_choice',
+    )
+  }
+  let properties: string | undefined
+  try {
+    properties = propertiesToHogQL(source.properties)
+  } catch (error) {
+    if (error instanceof ValidationError) throw new ValidationError(error.detail, `${attr}__properties`, error.code)
+    throw error
+  }
+  return properties ? `(${condition}) AND (${properties})` : condition
+}
+
+/** How one source turns its events into one value per entity. */
+interface SourcePlan {
+  condition: string
+  /** per-event value column (numeric) */
+  value: string
+  /** per-event key for distinct counts, or undefined */
+  key?: string
+  /** the per-entity aggregate given the event column names and the counting condition */
+  aggregate(value: string, key: string, when: string): string
+}
+
+function sourcePlan(source: unknown, attr: string): SourcePlan {
+  const condition = sourceCondition(source, attr)
+  const node = source as Json
+  const math = (node.math ?? 'total') as string
+  if (!MATHS.includes(math)) throw new ValidationError(`Unsupported math ${JSON.stringify(math)}.`, `${attr}__math`)
+  const property = () => {
+    if (typeof node.math_property !== 'string' || node.math_property === '') {
+      throw new ValidationError(`math ${math} needs math_property.`, `${attr}__math_property`, 'required')
+    }
+    return `ifNull(toFloat(properties[${literal(node.math_property)}]), 0)`
+  }
+  const guarded = (fn: string) => (value: string, _key: string, when: string) =>
+    `if(countIf(${when}) = 0, 0, ${fn}If(${value}, ${when}))`
+  const distinct = (key: string): SourcePlan => ({
+    condition,
+    value: '0',
+    key,
+    aggregate: (_value, k, when) => `uniqExactIf(${k}, ${when} AND ${k} != '')`,
+  })
+  switch (math) {
+    case 'sum':
+      return { condition, value: property(), aggregate: (v, _k, when) => `sumIf(${v}, ${when})` }
+    case 'avg':
+    case 'min':
+    case 'max':
+      return { condition, value: property(), aggregate: guarded(math) }
+    case 'unique_session':
+      return distinct('toString($session_id)')
+    case 'dau':
+      return distinct('toString(toDate(timestamp))')
+    case 'unique_group': {
+      const index = node.math_group_type_index
+      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index > 4) {
+        throw new ValidationError('math unique_group needs math_group_type_index.', `${attr}__math_group_type_index`)
+      }
+      return distinct(`toString($group_${index})`)
+    }
+    case 'hogql': {
+      if (typeof node.math_hogql !== 'string' || node.math_hogql.trim() === '') {
+        throw new ValidationError('math hogql needs math_hogql.', `${attr}__math_hogql`, 'required')
+      }
+      // `sum(x)`, `avg(x)`… aggregate x per entity; any other expression is summed over the entity's events.
+      const call = /^\s*(sum|avg|min|max|count)\s*\(([\s\S]*)\)\s*$/i.exec(node.math_hogql)
+      if (call && call[1].toLowerCase() !== 'count') {
+        const fn = call[1].toLowerCase()
+        const value = `ifNull(toFloat(${call[2]}), 0)`
+        if (fn === 'sum') return { condition, value, aggregate: (v, _k, when) => `sumIf(${v}, ${when})` }
+        return { condition, value, aggregate: guarded(fn) }
+      }
+      if (call) return { condition, value: '1', aggregate: (v, _k, when) => `sumIf(${v}, ${when})` }
+      return {
+        condition,
+        value: `ifNull(toFloat(${node.math_hogql}), 0)`,
+        aggregate: (v, _k, when) => `sumIf(${v}, ${when})`,
+      }
+    }
+    default:
+      return { condition, value: '1', aggregate: (v, _k, when) => `sumIf(${v}, ${when})` }
+  }
+}
+
+function windowSeconds(metric: Json): number {
+  if (metric.conversion_window === undefined || metric.conversion_window === null) return NO_WINDOW
+  const count = metric.conversion_window
+  if (typeof count !== 'number' || !Number.isInteger(count) || count <= 0) {
+    throw new ValidationError('conversion_window must be a positive integer.', 'metric__conversion_window')
+  }
+  const unit = (metric.conversion_window_unit ?? 'day') as string
+  if (!(unit in UNIT_SECONDS)) {
+    throw new ValidationError(
+      `Unknown conversion_window_unit ${JSON.stringify(unit)}.`,
+      'metric__conversion_window_unit',
+    )
+  }
+  return count * UNIT_SECONDS[unit]
+}
+
+export interface ExperimentQueryParts {
+  type: MetricType
+  /** HogQL: one row per variant */
+  hogql: string
+  /** HogQL of the per-entity values, for the winsorizing bounds (mean metrics with bounds only) */
+  boundsHogql?: string
+}
+
+/** Builds the HogQL of an ExperimentQuery for an experiment (validating the metric on the way). */
+export function buildExperimentQuery(
+  subject: ExperimentSubject,
+  metricInput: unknown,
+  testAccountFilters: unknown[],
+  now: Date,
+  bounds?: { lower: number; upper: number },
+): ExperimentQueryParts {
+  if (!isObject(metricInput)) throw new ValidationError('metric is required.', 'metric', 'required')
+  const metric = metricInput
+  if (metric.kind !== 'ExperimentMetric') {
+    throw new ValidationError(
+      `Metrics of kind ${JSON.stringify(metric.kind)} are not supported: use ExperimentMetric.`,
+      'metric__kind',
+      'invalid_choice',
+    )
+  }
+  const type = metric.metric_type as MetricType
+  if (!METRIC_TYPES.includes(type)) {
+    throw new ValidationError(
+      `metric_type must be one of ${METRIC_TYPES.join(', ')}.`,
+      'metric__metric_type',
+      'invalid_choice',
+    )
+  }
+  const criteria = subject.exposureCriteria
+  const entity = subject.groupTypeIndex === null ? 'person_id' : `$group_${subject.groupTypeIndex}`
+  const from = instant(subject.startDate ?? subject.createdAt)
+  const to = instant(subject.endDate ?? now.toISOString())
+
+  // Exposures: the flag's own event, or a custom exposure event carrying `$feature/<key>`.
+  let exposureCondition: string
+  let variantExpr: string
+  const config = criteria.exposure_config
+  if (isObject(config) && config.kind === 'ExperimentEventExposureConfig' && config.event !== '$feature_flag_called') {
+    const event = typeof config.event === 'string' ? `event = ${literal(config.event)}` : 'true'
+    const properties = propertiesToHogQL(config.properties)
+    exposureCondition = properties ? `${event} AND (${properties})` : event
+    variantExpr = `toString(properties[${literal(`$feature/${subject.flagKey}`)}])`
+  } else if (isObject(config) && config.kind === 'ActionsNode') {
+    exposureCondition = sourceCondition(config, 'exposure_criteria__exposure_config')
+    variantExpr = `toString(properties[${literal(`$feature/${subject.flagKey}`)}])`
+  } else {
+    const properties = isObject(config) ? propertiesToHogQL(config.properties) : undefined
+    exposureCondition =
+      `event = '$feature_flag_called' AND properties.$feature_flag = ${literal(subject.flagKey)}` +
+      (properties ? ` AND (${properties})` : '')
+    variantExpr = 'toString(properties.$feature_flag_response)'
+  }
+  if (criteria.filterTestAccounts === true) {
+    const test = propertiesToHogQL(testAccountFilters)
+    if (test) exposureCondition += ` AND (${test})`
+  }
+  const variantList = subject.variants.map(literal).join(', ')
+  const firstSeen = criteria.multiple_variant_handling === 'first_seen'
+  const exposures =
+    `SELECT entity_id, ${firstSeen ? 'argMin(variant_raw, ts)' : `if(uniqExact(variant_raw) > 1, '${MULTIPLE}', any(variant_raw))`} AS variant, ` +
+    'min(ts) AS first_exposure_time, max(ts) AS last_exposure_time ' +
+    `FROM (SELECT toString(${entity}) AS entity_id, ${variantExpr} AS variant_raw, timestamp AS ts FROM events ` +
+    `WHERE ${exposureCondition} AND timestamp >= ${from} AND timestamp < ${to} ` +
+    `AND ${variantExpr} IN (${variantList}) AND toString(${entity}) != '') GROUP BY entity_id`
+
+  // Metric events: every event of every source, flagged per source.
+  const window = windowSeconds(metric)
+  const eventsTo = window === NO_WINDOW ? to : `${to} + toIntervalSecond(${window})`
+  const inWindow =
+    'ev.ts >= ex.first_exposure_time' +
+    (window === NO_WINDOW ? '' : ` AND ev.ts < ex.last_exposure_time + toIntervalSecond(${window})`)
+
+  let eventColumns: string[]
+  let conditions: string[]
+  let perEntity: string[]
+  let variantColumns: string[]
+  if (type === 'mean' || type === 'ratio') {
+    const sources =
+      type === 'mean'
+        ? [sourcePlan(metric.source, 'metric__source')]
+        : [sourcePlan(metric.numerator, 'metric__numerator'), sourcePlan(metric.denominator, 'metric__denominator')]
+    conditions = sources.map((s) => s.condition)
+    eventColumns = sources.flatMap((s, i) => [
+      `if(${s.condition}, 1, 0) AS m${i}`,
+      `${s.value} AS v${i}`,
+      `${s.key ?? "''"} AS k${i}`,
+    ])
+    perEntity = sources.map(
+      (s, i) => `toFloat(${s.aggregate(`ev.v${i}`, `ev.k${i}`, `${inWindow} AND ev.m${i} = 1`)}) AS value${i}`,
+    )
+    let value = 'value0'
+    if (type === 'mean' && bounds) value = `least(greatest(value0, ${bounds.lower}), ${bounds.upper})`
+    variantColumns = ['count() AS n', `sum(${value}) AS s`, `sum(pow(${value}, 2)) AS ss`]
+    if (type === 'ratio') {
+      variantColumns.push('sum(value1) AS ds', 'sum(pow(value1, 2)) AS dss', 'sum(value0 * value1) AS ps')
+    }
+  } else if (type === 'funnel') {
+    if (!Array.isArray(metric.series) || metric.series.length === 0) {
+      throw new ValidationError('A funnel metric needs at least one step.', 'metric__series', 'required')
+    }
+    const order = (metric.funnel_order_type ?? 'ordered') as string
+    if (order !== 'ordered' && order !== 'unordered') {
+      throw new ValidationError('funnel_order_type must be ordered or unordered.', 'metric__funnel_order_type')
+    }
+    const steps = metric.series.map((s, i) => sourceCondition(s, `metric__series__${i}`))
+    const k = steps.length
+    conditions = steps
+    eventColumns = [`(${steps.map((c, i) => `if(${c}, ${2 ** i}, 0)`).join(' + ')}) AS bits`]
+    const reached =
+      order === 'ordered'
+        ? `arrayFold((acc, x) -> if(acc < ${k} AND bitTest(x, acc), acc + 1, acc), ` +
+          `arrayMap(t -> t.2, arraySort(t -> t.1, groupArrayIf(tuple(toUnixTimestamp64Milli(ev.ts), ev.bits), ${inWindow}))), toInt(0))`
+        : `bitCount(groupBitOrIf(ev.bits, ${inWindow}))`
+    perEntity = [`toInt(${reached}) AS level`]
+    variantColumns = [
+      'count() AS n',
+      `countIf(level = ${k}) AS s`,
+      `countIf(level = ${k}) AS ss`,
+      `[${Array.from({ length: k + 1 }, (_, i) => `countIf(level >= ${i})`).join(', ')}] AS steps`,
+    ]
+  } else {
+    const start = sourceCondition(metric.start_event, 'metric__start_event')
+    const completion = sourceCondition(metric.completion_event, 'metric__completion_event')
+    const unit = (metric.retention_window_unit ?? 'day') as string
+    if (!(unit in UNIT_SECONDS)) {
+      throw new ValidationError(
+        `Unknown retention_window_unit ${JSON.stringify(unit)}.`,
+        'metric__retention_window_unit',
+      )
+    }
+    const windowStart = metric.retention_window_start ?? 0
+    const windowEnd = metric.retention_window_end ?? 7
+    if (
+      typeof windowStart !== 'number' ||
+      typeof windowEnd !== 'number' ||
+      windowStart < 0 ||
+      windowEnd <= windowStart
+    ) {
+      throw new ValidationError(
+        'retention_window_end must be greater than retention_window_start (both at least 0).',
+        'metric__retention_window_end',
+      )
+    }
+    conditions = [start, completion]
+    eventColumns = [`if(${start}, 1, 0) AS m0`, `if(${completion}, 1, 0) AS m1`]
+    const startAt =
+      metric.start_handling === 'last_seen'
+        ? `maxIf(ev.ts, ${inWindow} AND ev.m0 = 1)`
+        : `minIf(ev.ts, ${inWindow} AND ev.m0 = 1)`
+    const startedAt = `countIf(${inWindow} AND ev.m0 = 1) > 0`
+    const lo = `${startAt} + toIntervalSecond(${windowStart * UNIT_SECONDS[unit]})`
+    const hi = `${startAt} + toIntervalSecond(${windowEnd * UNIT_SECONDS[unit]})`
+    perEntity = [
+      `if(${startedAt}, 1, 0) AS value1`,
+      `if(${startedAt} AND countIf(ev.m1 = 1 AND ev.ts >= ${lo} AND ev.ts < ${hi}) > 0, 1, 0) AS value0`,
+    ]
+    variantColumns = [
+      'count() AS n',
+      'sum(value0) AS s',
+      'sum(value0) AS ss',
+      'sum(value1) AS ds',
+      'sum(value1) AS dss',
+      'sum(value0 * value1) AS ps',
+    ]
+  }
+  const metricEvents =
+    `SELECT toString(${entity}) AS entity_id, timestamp AS ts, ${eventColumns.join(', ')} FROM events ` +
+    `WHERE (${conditions.map((c) => `(${c})`).join(' OR ')}) AND timestamp >= ${from} AND timestamp < ${eventsTo}`
+  const entities =
+    `SELECT ex.variant AS variant, ex.entity_id AS entity_id, ${perEntity.join(', ')} ` +
+    `FROM (${exposures}) AS ex LEFT JOIN (${metricEvents}) AS ev ON ex.entity_id = ev.entity_id ` +
+    `GROUP BY ex.variant, ex.entity_id`
+  const hogql = `SELECT variant, ${variantColumns.join(', ')} FROM (${entities}) WHERE variant != '${MULTIPLE}' GROUP BY variant`
+  let boundsHogql: string | undefined
+  if (type === 'mean' && !bounds && (metric.lower_bound_percentile != null || metric.upper_bound_percentile != null)) {
+    const pct = (v: unknown, attr: string) => {
+      if (typeof v !== 'number' || !(v >= 0 && v <= 1)) {
+        throw new ValidationError(`${attr} must be a number between 0 and 1.`, `metric__${attr}`)
+      }
+      return v
+    }
+    const lower =
+      metric.lower_bound_percentile == null
+        ? 'min(value0)'
+        : `quantileExact(${pct(metric.lower_bound_percentile, 'lower_bound_percentile')})(value0)`
+    const upper =
+      metric.upper_bound_percentile == null
+        ? 'max(value0)'
+        : metric.ignore_zeros === true
+          ? `quantileExactIf(${pct(metric.upper_bound_percentile, 'upper_bound_percentile')})(value0, value0 != 0)`
+          : `quantileExact(${pct(metric.upper_bound_percentile, 'upper_bound_percentile')})(value0)`
+    boundsHogql = `SELECT toFloat(${lower}), toFloat(${upper}) FROM (${entities}) WHERE variant != '${MULTIPLE}'`
+  }
+  return { type, hogql, boundsHogql }
+}
+
+const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v))
+
+/** Runs an experiment metric and computes its statistics. */
+export async function runExperimentMetric(
+  subject: ExperimentSubject,
+  metric: unknown,
+  ctx: RunContext,
+  run: HogQLExecutor,
+  testAccountFilters: unknown[],
+  now: Date,
+): Promise<Record<string, unknown>> {
+  let parts = buildExperimentQuery(subject, metric, testAccountFilters, now)
+  if (parts.boundsHogql) {
+    const bounds = await run(parts.boundsHogql, ctx)
+    const [lower, upper] = (bounds.rows[0] ?? [0, 0]) as [unknown, unknown]
+    const safe = (v: unknown, fallback: number) => (Number.isFinite(Number(v)) ? Number(v) : fallback)
+    parts = buildExperimentQuery(subject, metric, testAccountFilters, now, {
+      lower: safe(lower, 0),
+      upper: safe(upper, 0),
+    })
+  }
+  const result = await run(parts.hogql, ctx)
+  const byKey = new Map<string, VariantCounts>()
+  for (const row of result.rows) {
+    const [key, n, s, ss, a, b, c] = row as unknown[]
+    const counts: VariantCounts = { key: String(key), number_of_samples: num(n), sum: num(s), sum_squares: num(ss) }
+    if (parts.type === 'funnel') counts.step_counts = (a as unknown[]).map(num)
+    if (parts.type === 'ratio' || parts.type === 'retention') {
+      counts.denominator_sum = num(a)
+      counts.denominator_sum_squares = num(b)
+      counts.numerator_denominator_sum_product = num(c)
+    }
+    byKey.set(counts.key, counts)
+  }
+  const stepCount = parts.type === 'funnel' ? ((metric as Json).series as unknown[]).length + 1 : 0
+  const variants = subject.variants.map(
+    (key): VariantCounts =>
+      byKey.get(key) ?? {
+        key,
+        number_of_samples: 0,
+        sum: 0,
+        sum_squares: 0,
+        ...(parts.type === 'funnel' ? { step_counts: new Array(stepCount).fill(0) } : {}),
+        ...(parts.type === 'ratio' || parts.type === 'retention'
+          ? { denominator_sum: 0, denominator_sum_squares: 0, numerator_denominator_sum_product: 0 }
+          : {}),
+      },
+  )
+  const settings = statsSettings(subject.statsConfig)
+  try {
+    const { baseline, variant_results } = experimentResult(parts.type, variants, subject.baselineKey, settings)
+    return {
+      kind: 'ExperimentQuery',
+      baseline,
+      variant_results,
+      hogql: result.hogql,
+      clickhouse_sql: result.clickhouse,
+    }
+  } catch (error) {
+    if (error instanceof StatisticError) throw new ValidationError(error.message)
+    throw error
+  }
+}
+
+export function createExperimentRunner(deps: InsightDeps): NodeRunner {
+  return async (node: QueryNode, ctx, run) => {
+    const id = node.experiment_id
+    if (id === undefined || id === null)
+      throw new ValidationError('experiment_id is required', 'experiment_id', 'required')
+    if (typeof id !== 'number' || !Number.isInteger(id)) {
+      throw new ValidationError('experiment_id must be an integer.', 'experiment_id')
+    }
+    const subject = await deps.experiment?.(ctx.team.id, id)
+    if (!subject) throw new ValidationError(`Experiment with id ${id} not found`, 'experiment_id')
+    const context = await loadInsightContext(ctx, deps)
+    return runExperimentMetric(subject, node.metric, ctx, run, context.testAccountFilters, context.now)
+  }
+}

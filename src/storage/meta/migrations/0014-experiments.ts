@@ -1,0 +1,112 @@
+import { sql } from 'kysely'
+import type { MetaMigration } from '../migrate.js'
+import { notNull, withSerialId } from './columns.js'
+
+/**
+ * Experiments (a flag, metrics and statistics settings; JSON columns as text), holdouts, saved metrics and their
+ * links, the stored daily results of each metric (the timeseries) and the recalculation requests — at most one
+ * pending or running per experiment and metric fingerprint, which a partial unique index enforces across processes.
+ */
+export const experiments: MetaMigration = {
+  name: '0014-experiments',
+  async up(db, dialect) {
+    await withSerialId(db.schema.createTable('experiments'), dialect)
+      .addColumn('team_id', 'integer', notNull)
+      .addColumn('name', 'text', notNull)
+      .addColumn('description', 'text')
+      .addColumn('filters', 'text', (c) => c.notNull().defaultTo('{}'))
+      .addColumn('parameters', 'text')
+      .addColumn('secondary_metrics', 'text', (c) => c.notNull().defaultTo('[]'))
+      .addColumn('created_by', 'integer')
+      .addColumn('feature_flag_id', 'integer', notNull)
+      .addColumn('exposure_cohort_id', 'integer')
+      .addColumn('holdout_id', 'integer')
+      .addColumn('start_date', 'text')
+      .addColumn('end_date', 'text')
+      .addColumn('created_at', 'text', notNull)
+      .addColumn('updated_at', 'text', notNull)
+      .addColumn('archived', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('type', 'text')
+      .addColumn('variants', 'text', (c) => c.notNull().defaultTo('{}'))
+      .addColumn('exposure_criteria', 'text', (c) => c.notNull().defaultTo('{}'))
+      .addColumn('metrics', 'text', (c) => c.notNull().defaultTo('[]'))
+      .addColumn('metrics_secondary', 'text', (c) => c.notNull().defaultTo('[]'))
+      .addColumn('primary_metrics_ordered_uuids', 'text')
+      .addColumn('secondary_metrics_ordered_uuids', 'text')
+      .addColumn('stats_config', 'text', (c) => c.notNull().defaultTo('{}'))
+      .addColumn('scheduling_config', 'text', (c) => c.notNull().defaultTo('{}'))
+      .addColumn('only_count_matured_users', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('conclusion', 'text')
+      .addColumn('conclusion_comment', 'text')
+      .execute()
+    await db.schema.createIndex('experiments_team').on('experiments').columns(['team_id', 'created_at']).execute()
+
+    await withSerialId(db.schema.createTable('experiment_holdouts'), dialect)
+      .addColumn('team_id', 'integer', notNull)
+      .addColumn('name', 'text', notNull)
+      .addColumn('description', 'text')
+      .addColumn('filters', 'text', (c) => c.notNull().defaultTo('[]'))
+      .addColumn('created_by', 'integer')
+      .addColumn('created_at', 'text', notNull)
+      .addColumn('updated_at', 'text', notNull)
+      .execute()
+    await withSerialId(db.schema.createTable('experiment_saved_metrics'), dialect)
+      .addColumn('team_id', 'integer', notNull)
+      .addColumn('name', 'text', notNull)
+      .addColumn('description', 'text')
+      .addColumn('query', 'text', notNull)
+      .addColumn('metadata', 'text')
+      .addColumn('created_by', 'integer')
+      .addColumn('created_at', 'text', notNull)
+      .addColumn('updated_at', 'text', notNull)
+      .execute()
+    await withSerialId(db.schema.createTable('experiment_saved_metric_links'), dialect)
+      .addColumn('experiment_id', 'integer', notNull)
+      .addColumn('saved_metric_id', 'integer', notNull)
+      .addColumn('metadata', 'text', (c) => c.notNull().defaultTo('{}'))
+      .addColumn('created_at', 'text', notNull)
+      .execute()
+    await db.schema
+      .createIndex('experiment_saved_metric_links_experiment')
+      .on('experiment_saved_metric_links')
+      .columns(['experiment_id'])
+      .execute()
+
+    await withSerialId(db.schema.createTable('experiment_metric_results'), dialect)
+      .addColumn('experiment_id', 'integer', notNull)
+      .addColumn('metric_uuid', 'text', notNull)
+      .addColumn('fingerprint', 'text', notNull)
+      .addColumn('query_from', 'text', notNull)
+      .addColumn('query_to', 'text', notNull)
+      .addColumn('status', 'text', notNull)
+      .addColumn('result', 'text')
+      .addColumn('query_id', 'text')
+      .addColumn('completed_at', 'text')
+      .addColumn('error_message', 'text')
+      .addColumn('created_at', 'text', notNull)
+      .addColumn('updated_at', 'text', notNull)
+      .execute()
+    await db.schema
+      .createIndex('experiment_metric_results_key')
+      .on('experiment_metric_results')
+      .columns(['experiment_id', 'metric_uuid', 'fingerprint', 'query_to'])
+      .unique()
+      .execute()
+    await db.schema
+      .createTable('experiment_recalculations')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('team_id', 'integer', notNull)
+      .addColumn('experiment_id', 'integer', notNull)
+      .addColumn('metric', 'text', notNull)
+      .addColumn('fingerprint', 'text', notNull)
+      .addColumn('status', 'text', notNull)
+      .addColumn('last_successful_date', 'text')
+      .addColumn('error_message', 'text')
+      .addColumn('created_at', 'text', notNull)
+      .execute()
+    await sql`CREATE UNIQUE INDEX experiment_recalculations_active ON experiment_recalculations (experiment_id, fingerprint) WHERE status IN ('pending', 'in_progress')`.execute(
+      db,
+    )
+  },
+}

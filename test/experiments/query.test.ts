@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { normalCdf, normalQuantile, studentTCdf, studentTQuantile } from './reference.js'
+
+let t: TestApp
+const now = new Date('2026-01-20T12:00:00Z')
+type Json = Record<string, any>
+
+const api = (method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown) =>
+  t.burrow.app.inject({
+    method,
+    url: `/api/projects/${t.creds.project_id}/${path}`,
+    headers: t.auth,
+    ...(payload === undefined ? {} : { payload: payload as Json }),
+  })
+
+async function capture(batch: unknown[]) {
+  const res = await t.burrow.app.inject({
+    method: 'POST',
+    url: '/batch/',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ api_key: t.creds.project_api_key, batch }),
+  })
+  expect(res.statusCode, res.body).toBe(200)
+}
+const ev = (event: string, distinct_id: string, timestamp: string, properties: Json = {}) => ({
+  event,
+  distinct_id,
+  timestamp,
+  properties,
+})
+const exposure = (id: string, variant: string, at = '2026-01-11T10:00:00Z', key = 'checkout-exp') =>
+  ev('$feature_flag_called', id, at, { $feature_flag: key, $feature_flag_response: variant })
+
+async function query(experimentId: number, metric: Json) {
+  const res = await api('POST', 'query/', {
+    query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric },
+    refresh: 'force_blocking',
+  })
+  return res
+}
+
+let experimentId: number
+const revenue = {
+  kind: 'ExperimentMetric',
+  metric_type: 'mean',
+  source: { kind: 'EventsNode', event: 'purchase', math: 'sum', math_property: 'revenue' },
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ clock: () => now })
+  const created = await api('POST', 'experiments/', {
+    name: 'Checkout',
+    feature_flag_key: 'checkout-exp',
+    start_date: '2026-01-10T00:00:00Z',
+    exposure_criteria: { filterTestAccounts: false },
+  })
+  expect(created.statusCode, created.body).toBe(201)
+  experimentId = created.json().id
+  const batch: unknown[] = []
+  for (let i = 0; i < 60; i++) {
+    batch.push(exposure(`c${i}`, 'control'))
+    batch.push(exposure(`t${i}`, 'test'))
+    if (i < 30) batch.push(ev('purchase', `c${i}`, '2026-01-12T10:00:00Z', { revenue: 10 }))
+    if (i < 40) batch.push(ev('purchase', `t${i}`, '2026-01-12T10:00:00Z', { revenue: 20 }))
+    if (i < 10) batch.push(ev('signup', `c${i}`, '2026-01-12T11:00:00Z'))
+    if (i < 20) batch.push(ev('signup', `t${i}`, '2026-01-12T11:00:00Z'))
+  }
+  // saw both variants: `$multiple`, left out
+  batch.push(exposure('both', 'control'), exposure('both', 'test', '2026-01-11T11:00:00Z'))
+  batch.push(ev('purchase', 'both', '2026-01-12T10:00:00Z', { revenue: 1000 }))
+  // before the exposure, and never exposed: not counted
+  batch.push(ev('purchase', 'c50', '2026-01-10T10:00:00Z', { revenue: 500 }))
+  batch.push(ev('purchase', 'stranger', '2026-01-12T10:00:00Z', { revenue: 500 }))
+  // another flag's exposure and an unknown variant: not counted
+  batch.push(exposure('x1', 'control', '2026-01-11T10:00:00Z', 'other-flag'), exposure('x2', 'nope'))
+  await capture(batch)
+  await t.burrow.ingest.flushBackground()
+}, 60_000)
+afterAll(() => t?.close())
+
+describe('ExperimentQuery', () => {
+  it('computes a mean metric per variant and the Bayesian result', async () => {
+    const res = await query(experimentId, revenue)
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body.baseline).toMatchObject({ key: 'control', number_of_samples: 60, sum: 300, sum_squares: 3000 })
+    const [test] = body.variant_results
+    expect(test).toMatchObject({ key: 'test', number_of_samples: 60, sum: 800, sum_squares: 16000, method: 'bayesian' })
+    // by hand: means 5 and 40/3; sample variances (Σx² − (Σx)²/n)/(n−1)
+    const mc = 5
+    const mt = 800 / 60
+    const vc = (3000 - 300 ** 2 / 60) / 59
+    const vt = (16000 - 800 ** 2 / 60) / 59
+    const effect = (mt - mc) / mc
+    const variance = vt / 60 / mc ** 2 + (mt ** 2 * (vc / 60)) / mc ** 4
+    const sd = Math.sqrt(variance)
+    expect(test.chance_to_win).toBeCloseTo(1 - normalCdf(-effect / sd), 6)
+    expect(test.credible_interval[0]).toBeCloseTo(effect + sd * normalQuantile(0.025), 6)
+    expect(test.credible_interval[1]).toBeCloseTo(effect + sd * normalQuantile(0.975), 6)
+    expect(test.significant).toBe(true)
+    expect(body.baseline.validation_failures).toEqual([])
+  })
+
+  it('computes a funnel metric with the exposure as step 0, and the frequentist result', async () => {
+    await api('PATCH', `experiments/${experimentId}/`, { stats_config: { method: 'frequentist' } })
+    const res = await query(experimentId, {
+      kind: 'ExperimentMetric',
+      metric_type: 'funnel',
+      series: [
+        { kind: 'EventsNode', event: 'purchase' },
+        { kind: 'EventsNode', event: 'signup' },
+      ],
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body.baseline).toMatchObject({ key: 'control', number_of_samples: 60, sum: 10, step_counts: [60, 30, 10] })
+    const [test] = body.variant_results
+    expect(test).toMatchObject({ key: 'test', number_of_samples: 60, sum: 20, step_counts: [60, 40, 20] })
+    const pc = 10 / 60
+    const pt = 20 / 60
+    const a = (pt * (1 - pt)) / 60
+    const b = (pc * (1 - pc)) / 60
+    const estimate = (pt - pc) / pc
+    const variance = a / pc ** 2 + (pt ** 2 * b) / pc ** 4
+    const df = (a + b) ** 2 / (a ** 2 / 59 + b ** 2 / 59)
+    const tStat = estimate / Math.sqrt(variance)
+    expect(test.method).toBe('frequentist')
+    expect(test.p_value).toBeCloseTo(2 * (1 - studentTCdf(Math.abs(tStat), df)), 6)
+    const half = studentTQuantile(0.975, df) * Math.sqrt(variance)
+    expect(test.confidence_interval[0]).toBeCloseTo(estimate - half, 6)
+    expect(test.confidence_interval[1]).toBeCloseTo(estimate + half, 6)
+    await api('PATCH', `experiments/${experimentId}/`, { stats_config: { method: 'bayesian' } })
+  })
+})
