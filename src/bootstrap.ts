@@ -1,9 +1,11 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { type Kysely, sql } from 'kysely'
 import { hashPassword, randomBase62 } from './http/keys.js'
 import type { OrganizationStore } from './organizations/store.js'
 import type { ProjectService } from './projects/service.js'
+import type { MetaDialect } from './storage/meta/db.js'
 import type { PersonalApiKeyService } from './users/keys-service.js'
 import type { UserStore } from './users/store.js'
 
@@ -142,4 +144,38 @@ function writeCredentials(file: string, credentials: Credentials): void {
   fs.mkdirSync(path.dirname(file), { recursive: true })
   fs.writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 })
   fs.chmodSync(file, 0o600)
+}
+
+/** Any number for the bootstrap's advisory lock, the same in every process. */
+const BOOTSTRAP_LOCK = 7_240_331
+
+/**
+ * What `burrow start` does about accounts, safe when several processes start at once on one PostgreSQL database:
+ * under an advisory lock, this data directory's saved credentials are reused; else, when the database has no user
+ * yet, the demo account is created (by exactly one process); else nothing is created and `credentials` is null
+ * (the database's users came from another process or were made by people: they log in, or an operator makes a
+ * key with `burrow keys create`).
+ */
+export async function startupAccount(
+  burrow: Parameters<typeof ensureDemoAccount>[0] & { meta: { db: Kysely<any>; dialect: MetaDialect } },
+): Promise<{ credentials: Credentials | null; created: boolean }> {
+  const decide = async () => {
+    const file = path.join(burrow.config.dataDir, 'credentials.json')
+    const hasUsers = (await burrow.meta.db.selectFrom('users').select('id').limit(1).execute()).length > 0
+    if (!hasUsers || fs.existsSync(file)) {
+      const saved = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Credentials) : undefined
+      if (!hasUsers || (saved && (await burrow.stores.users.getByEmail(saved.email)))) return ensureDemoAccount(burrow)
+    }
+    return { credentials: null, created: false }
+  }
+  if (burrow.meta.dialect !== 'postgres') return decide()
+  // A session lock, held on one connection while the work runs on others; released however the work ends.
+  return burrow.meta.db.connection().execute(async (connection) => {
+    await sql`SELECT pg_advisory_lock(${BOOTSTRAP_LOCK})`.execute(connection)
+    try {
+      return await decide()
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${BOOTSTRAP_LOCK})`.execute(connection)
+    }
+  })
 }

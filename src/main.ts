@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import path from 'node:path'
-import { ensureDemoAccount } from './bootstrap.js'
+import { startupAccount } from './bootstrap.js'
 import { runCli } from './cli/program.js'
 import { loadConfig } from './config.js'
 import { installFatalErrorExit } from './fatal-exit.js'
@@ -13,12 +13,22 @@ async function start() {
   const buildApp = await loadApp()
   const burrow = await buildApp(config)
   installFatalErrorExit()
-  const { credentials, created } = await ensureDemoAccount(burrow)
+  const { credentials, created } = await startupAccount(burrow)
   await burrow.app.listen({ port: config.port, host: config.host })
 
   // Secrets are printed once, on the start that made them; the file keeps them (owner-only) after that.
   const file = path.join(config.dataDir, 'credentials.json')
-  const lines = created
+  const lines = !credentials
+    ? [
+        '',
+        `Burrow is running at ${config.siteUrl}`,
+        `  API docs:          ${config.siteUrl}/api/schema/swagger-ui/`,
+        '  This database already has users (made by another Burrow process or by people): log in, or make a key',
+        `  with: npm run burrow -- keys create --label <label> --scopes '*'`,
+        `  try: curl ${config.siteUrl}/_health`,
+        '',
+      ]
+    : created
     ? [
         '',
         `Burrow is running at ${config.siteUrl}`,
