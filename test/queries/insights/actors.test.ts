@@ -484,6 +484,32 @@ describe('InsightActorsQuery on its own and InsightActorsQueryOptions', () => {
   })
 })
 
+describe('node versions', () => {
+  it('upgrades the insight inside an actors query (the actors nodes themselves are at version 1)', async () => {
+    const legacy = {
+      kind: 'ActorsQuery',
+      source: point({ kind: 'TrendsQuery', series: [{ event: '$pageview' }], dateRange: RANGE }, { day: '2023-04-29' }),
+      select: ['actor', 'event_count'],
+      orderBy: ['event_count DESC'],
+    }
+    const upgraded = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/query/upgrade/`,
+      headers: t.auth,
+      payload: { query: legacy },
+    })
+    expect(upgraded.statusCode, upgraded.body).toBe(200)
+    const query = upgraded.json().query
+    expect(query.version).toBeUndefined()
+    expect(query.source.version).toBeUndefined()
+    expect(query.source.source).toMatchObject({ version: 5, series: [{ kind: 'EventsNode', event: '$pageview' }] })
+    // the legacy node runs as its upgrade does
+    const res = await postQuery(t, { query: legacy })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json().results.map((r: Row) => r[1])).toEqual([2, 1])
+  })
+})
+
 describe('a project in America/New_York', () => {
   it("test_trends_persons_timezone-like: the day of a data point is the project's day", async () => {
     const late = trends({ series: [{ kind: 'EventsNode', event: 'late' }] })
