@@ -9,6 +9,7 @@ import { findFunction, parseExpr } from '../../hogql/index.js'
 import { ValidationError } from '../../http/errors.js'
 import { stripComment } from '../events-query.js'
 import { dateToHogQL, literal, propertiesToHogQL } from '../filters.js'
+import { toZonedIso } from '../format.js'
 import { type InsightDeps, loadInsightContext } from '../insights/context.js'
 import type { NodeRunner } from '../runner.js'
 
@@ -224,7 +225,16 @@ export function createSessionsRunner(deps: InsightDeps): NodeRunner {
       const at = plan.star
       for (const row of rows) {
         const cell = Array.isArray(row[at]) ? (row[at] as unknown[]) : []
-        row[at] = Object.fromEntries(SESSION_STAR_FIELDS.map((f, i) => [f, cell[i] ?? null]))
+        // the tuple's datetimes come as UTC text: shown in the project's timezone like top-level datetime cells
+        row[at] = Object.fromEntries(
+          SESSION_STAR_FIELDS.map((f, i) => {
+            const value = cell[i] ?? null
+            return [
+              f,
+              typeof value === 'string' && f.endsWith('_timestamp') ? toZonedIso(value, ctx.team.timezone) : value,
+            ]
+          }),
+        )
       }
     }
     ctx.stats.resultRows += rows.length

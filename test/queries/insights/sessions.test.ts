@@ -63,6 +63,7 @@ describe('SessionsQuery', () => {
       $screen_count: 0,
       $is_bounce: 1,
     })
+    expect(body.results[0][0].$start_timestamp).toBe('2024-01-20T11:30:00Z')
     expect(body).toMatchObject({ hasMore: false, limit: 100, offset: 0 })
   })
 
