@@ -1,16 +1,13 @@
 /**
  * The `burrow` command line: one commander program whose commands live in this folder (and `start`/`migrate`
- * in main.ts). Exit codes are the same for every command: 0 done, 1 failed, 2 bad usage (unknown command or
+ * in main.ts), each loaded only when it runs, so `--help` and `import` stay light. Exit codes are the same for every command: 0 done, 1 failed, 2 bad usage (unknown command or
  * option, missing argument, invalid value).
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { ConfigError, loadConfig } from '../config.js'
-import { KEYS_USAGE, runKeysCommand } from '../users/keys-cli.js'
-import { runDoctor } from './doctor.js'
 import { CONTENTS, type Content } from './import/content.js'
-import { ImportRefused, runImport } from './import/run.js'
 import { UsageError } from './usage.js'
 import { registerUsersCommand } from './users.js'
 
@@ -79,6 +76,7 @@ export async function runCli(
     .passThroughOptions()
     .argument('[args...]')
     .action(async (args: string[]) => {
+      const { KEYS_USAGE, runKeysCommand } = await import('../users/keys-cli.js')
       if (args.includes('--help') || args.includes('-h')) {
         io.out(KEYS_USAGE)
         return
@@ -126,6 +124,7 @@ export async function runCli(
     .description('check the configuration, the stores, disk space, the capture-log backlog and clock skew')
     .option('--json', 'print the checks as JSON')
     .action(async (opts: { json?: boolean }) => {
+      const { runDoctor } = await import('./doctor.js')
       outcome = await runDoctor(io, opts.json === true)
     })
 
@@ -190,6 +189,7 @@ async function importCommand(files: string[], opts: ImportCliOptions, io: CliIo)
   if (host !== undefined && !/^https?:\/\/[^/]/.test(host))
     throw new UsageError(`--host takes an http(s) URL, got "${host}"`)
 
+  const { ImportRefused, runImport } = await import('./import/run.js')
   let summary: Awaited<ReturnType<typeof runImport>>
   try {
     summary = await runImport({

@@ -5,15 +5,12 @@
  */
 import crypto from 'node:crypto'
 import { type Command, Option } from 'commander'
-import { validatePassword } from '../accounts/passwords.js'
 import { createAccountStore } from '../accounts/store.js'
 import { loadConfig } from '../config.js'
-import { ApiError } from '../http/errors.js'
 import { hashPassword, randomBase62 } from '../http/keys.js'
 import { MembershipLevel } from '../organizations/levels.js'
 import { createOrganizationStore } from '../organizations/store.js'
 import type { CliIo } from './program.js'
-import { openMeta, refuseWhileServing } from './stores.js'
 import { UsageError } from './usage.js'
 
 const LEVELS: Record<string, number> = {
@@ -24,11 +21,13 @@ const LEVELS: Record<string, number> = {
 const LEVEL_NAMES: Record<number, string> = Object.fromEntries(Object.entries(LEVELS).map(([k, v]) => [v, k]))
 const EMAIL = /^[^\s@]+@[^\s@]+$/
 
-type Meta = Awaited<ReturnType<typeof openMeta>>
+type Meta = Awaited<ReturnType<typeof import('./stores.js').openMeta>>
 
 /** Opens the stores for a users command (refusing while an embedded server holds them), runs it, closes them. */
 async function withStores(io: CliIo, command: string, fn: (meta: Meta) => Promise<number>): Promise<number> {
   const config = loadConfig(io.env)
+  // The stores' drivers load only when a users command runs.
+  const { openMeta, refuseWhileServing } = await import('./stores.js')
   refuseWhileServing(config, command)
   const meta = await openMeta(config)
   try {
@@ -45,8 +44,11 @@ async function userByEmail(meta: Meta, email: string) {
 }
 
 /** A password the operator chose (checked by the same rules as the web app), or a strong new one. */
-function passwordFrom(given: string | undefined): { password: string; generated: boolean } {
+async function passwordFrom(given: string | undefined): Promise<{ password: string; generated: boolean }> {
   if (given === undefined) return { password: randomBase62(12), generated: true }
+  // zxcvbn's dictionaries load only when a password is checked.
+  const { validatePassword } = await import('../accounts/passwords.js')
+  const { ApiError } = await import('../http/errors.js')
   try {
     validatePassword(given)
   } catch (err) {
@@ -117,7 +119,7 @@ export function registerUsersCommand(program: Command, io: CliIo, setOutcome: (c
     .option('--json', 'print JSON')
     .action(async (email: string, opts: CreateOptions) => {
       if (!EMAIL.test(email)) throw new UsageError(`"${email}" is not an e-mail address`)
-      const { password, generated } = passwordFrom(opts.password)
+      const { password, generated } = await passwordFrom(opts.password)
       setOutcome(
         await withStores(io, 'users create', async (meta) => {
           const accounts = createAccountStore(meta.db)
@@ -185,7 +187,7 @@ export function registerUsersCommand(program: Command, io: CliIo, setOutcome: (c
     .option('--password <password>', 'the new password (default: a generated one, printed once)')
     .option('--json', 'print JSON')
     .action(async (email: string, opts: { password?: string; json?: boolean }) => {
-      const { password, generated } = passwordFrom(opts.password)
+      const { password, generated } = await passwordFrom(opts.password)
       setOutcome(
         await withStores(io, 'users reset-password', async (meta) => {
           const user = await userByEmail(meta, email)
