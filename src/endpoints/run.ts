@@ -179,7 +179,8 @@ export function createEndpointRunner(deps: {
   /** PostHog's run answer: results first, debug-only fields gone, the version added. */
   function shape(body: Record<string, unknown>, version: EndpointVersionRow, debug: boolean) {
     const { results, ...rest } = body
-    const out: Record<string, unknown> = { results }
+    // `results` first, as PostHog answers (null while an asynchronous run is still going)
+    const out: Record<string, unknown> = { results: results ?? null }
     for (const [k, v] of Object.entries(rest)) if (debug || !DEBUG_ONLY.includes(k)) out[k] = v
     out.endpoint_version = version.version
     out.endpoint_version_created_at = version.created_at

@@ -224,6 +224,34 @@ describe('versions and runs', () => {
     expect(atVersion).toMatchObject({ version: 1, current_version: 2, endpoint_is_active: true })
   })
 
+  it('serves cached results for cache_age_seconds, then calculates again', async () => {
+    await create({
+      name: 'cached',
+      query: hogql("SELECT count() FROM events WHERE event = 'signup'"),
+      cache_age_seconds: 600,
+    })
+    const first = (await api('POST', 'cached/run/', {})).json()
+    expect(first).toMatchObject({ results: [[1]], is_cached: false })
+    const second = (await api('POST', 'cached/run/', {})).json()
+    expect(second).toMatchObject({ results: [[1]], is_cached: true })
+    // force skips the cache
+    expect((await api('POST', 'cached/run/', { refresh: 'force' })).json().is_cached).toBe(false)
+    const saved = now
+    now = new Date(now.getTime() + 601_000)
+    try {
+      expect((await api('POST', 'cached/run/', {})).json().is_cached).toBe(false)
+    } finally {
+      now = saved
+    }
+  })
+
+  it('answers 202 with the query status while a run is still going', async () => {
+    const res = await api('POST', 'cached/run/', { refresh: 'force_async', client_query_id: 'endpoint-async-1' })
+    expect(res.statusCode, res.body).toBe(202)
+    expect(res.json().query_status).toMatchObject({ id: 'endpoint-async-1', complete: false })
+    expect(res.json().endpoint_version).toBe(1)
+  })
+
   it('refuses unknown and inactive versions with PostHog bodies', async () => {
     const unknown = await api('POST', 'pageviews/run/', { version: 7 })
     expect(unknown.statusCode).toBe(404)
