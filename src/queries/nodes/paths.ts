@@ -188,7 +188,7 @@ function eventTypeCondition(plan: PathsPlan): string | undefined {
  * NULL for the first), `path_dropoff_key` (the path's last item), `conversion_time` (seconds since the item before)
  * and the item's event (`ts`, `uuid`, `session_id`, `window_id`).
  */
-export function pathItemsQuery(plan: PathsPlan, from: string, to: string): string {
+export function pathItemsQuery(plan: PathsPlan, from: string, to: string, withEvents = false): string {
   const item = pathItemExpr(plan)
   const where = and([
     `timestamp >= ${from}`,
@@ -199,7 +199,7 @@ export function pathItemsQuery(plan: PathsPlan, from: string, to: string): strin
   ])
   // (seconds, item, uuid, session, window, timestamp), sorted by time within each person
   const events =
-    `SELECT person_id AS actor, arraySort(x -> tupleElement(x, 1), groupArray(tuple(ifNull(toFloat(timestamp), 0), ${item}, toString(uuid), toString($session_id), toString($window_id), timestamp))) AS evs ` +
+    `SELECT person_id AS actor, arraySort(x -> tupleElement(x, 1), groupArray(tuple(ifNull(toFloat(timestamp), 0), ${item}${withEvents ? ', toString(uuid), toString($session_id), toString($window_id), timestamp' : ''}))) AS evs ` +
     `FROM ${eventsFrom(plan.sampling)} WHERE ${where} GROUP BY actor`
   const sessions =
     `SELECT actor, arraySplit((x, gap) -> if(gap < ${SESSION_GAP_SECONDS}, 0, 1), evs, arrayDifference(arrayMap(x -> tupleElement(x, 1), evs))) AS session_paths ` +
@@ -220,7 +220,7 @@ export function pathItemsQuery(plan: PathsPlan, from: string, to: string): strin
     cut =
       `if(${s} > 0 AND ${e} > 0, arrayResize(${fromStart}, ${e}), compact) AS cut, ` +
       // too long: the first half, "...", the last half
-      `if(length(cut) > ${n}, arrayConcat(arraySlice(cut, 1, ${half}), [tuple(tupleElement(arrayElement(cut, ${1 + half}), 1), '...', tupleElement(arrayElement(cut, ${1 + half}), 3), tupleElement(arrayElement(cut, ${1 + half}), 4), tupleElement(arrayElement(cut, ${1 + half}), 5), tupleElement(arrayElement(cut, ${1 + half}), 6))], arraySlice(cut, ${-half}, ${half})), cut) AS limited`
+      `if(length(cut) > ${n}, arrayConcat(arraySlice(cut, 1, ${half}), [tuple(tupleElement(arrayElement(cut, ${1 + half}), 1), '...'${withEvents ? [3, 4, 5, 6].map((k) => `, tupleElement(arrayElement(cut, ${1 + half}), ${k})`).join('') : ''})], arraySlice(cut, ${-half}, ${half})), cut) AS limited`
     where2 = `${s} > 0 AND ${e} > 0`
   } else if (plan.endPoint) {
     const e = `indexOf(${names}, ${literal(plan.endPoint)})`
@@ -242,9 +242,11 @@ export function pathItemsQuery(plan: PathsPlan, from: string, to: string): strin
     'SELECT actor, path_dropoff_key, ' +
     `concat(toString(idx), '_', tupleElement(arrayElement(limited, idx), 2)) AS path_key, ` +
     `if(idx > 1, concat(toString(idx - 1), '_', tupleElement(arrayElement(limited, idx - 1), 2)), NULL) AS last_path_key, ` +
-    `if(idx > 1, tupleElement(arrayElement(limited, idx), 1) - tupleElement(arrayElement(limited, idx - 1), 1), 0) AS conversion_time, ` +
-    'tupleElement(arrayElement(limited, idx), 6) AS ts, tupleElement(arrayElement(limited, idx), 3) AS uuid, ' +
-    'tupleElement(arrayElement(limited, idx), 4) AS session_id, tupleElement(arrayElement(limited, idx), 5) AS window_id ' +
+    `if(idx > 1, tupleElement(arrayElement(limited, idx), 1) - tupleElement(arrayElement(limited, idx - 1), 1), 0) AS conversion_time ` +
+    (withEvents
+      ? ', tupleElement(arrayElement(limited, idx), 6) AS ts, tupleElement(arrayElement(limited, idx), 3) AS uuid, ' +
+        'tupleElement(arrayElement(limited, idx), 4) AS session_id, tupleElement(arrayElement(limited, idx), 5) AS window_id '
+      : '') +
     `FROM (${perSession}) ARRAY JOIN arrayEnumerate(limited) AS idx`
   )
 }
@@ -342,6 +344,6 @@ export async function pathsActorsSource(
   return (
     'SELECT actor AS actor_id, count() AS event_count, ' +
     'arraySlice(groupUniqArray(tuple(ts, toUUID(uuid), session_id, window_id)), 1, 100) AS matching_events ' +
-    `FROM (${pathItemsQuery(plan, bounds.from, bounds.to)}) WHERE ${condition} GROUP BY actor_id`
+    `FROM (${pathItemsQuery(plan, bounds.from, bounds.to, true)}) WHERE ${condition} GROUP BY actor_id`
   )
 }
