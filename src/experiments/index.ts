@@ -22,6 +22,8 @@ import { createTimeseries } from './timeseries.js'
 export const RECALCULATION_POLL_MS = 10_000
 /** Property sets sampled per event by `requires_flag_implementation` (PostHog's default `limit`). */
 const SAMPLE_LIMIT = 20
+/** At most this many exposed distinct ids go into an exposure cohort (the cohort API's limit). */
+const EXPOSURE_COHORT_LIMIT = 100_000
 
 export function createExperimentModule(deps: {
   db: Kysely<any>
@@ -48,6 +50,7 @@ export function createExperimentModule(deps: {
     users: deps.users,
     activity: deps.activity,
     projectTimezone: timezone,
+    exposedDistinctIds: (teamId, flagKey, from, to) => exposedDistinctIds(teamId, flagKey, from, to),
     clock: deps.clock,
   })
   const resources = createExperimentResources({
@@ -69,6 +72,24 @@ export function createExperimentModule(deps: {
     onError: deps.onError,
   })
 
+  const contextOf = async (teamId: number, what: string) => ({
+    team: { id: teamId, timezone: await timezone(teamId) },
+    engineId: `experiment-${what}-${randomUUID()}`,
+    signal: new AbortController().signal,
+    stats: { rowsRead: 0, bytesRead: 0, resultRows: 0 },
+  })
+  const utc = (iso: string) =>
+    `toDateTime64(${literal(new Date(iso).toISOString().replace('T', ' ').replace('Z', ''))}, 6, 'UTC')`
+
+  async function exposedDistinctIds(teamId: number, flagKey: string, from: string, to: string | null) {
+    const result = await deps.execute(
+      `SELECT DISTINCT distinct_id FROM events WHERE event = '$feature_flag_called' AND properties.$feature_flag = ${literal(flagKey)} ` +
+        `AND timestamp >= ${utc(from)}${to ? ` AND timestamp < ${utc(to)}` : ''} LIMIT ${EXPOSURE_COHORT_LIMIT}`,
+      await contextOf(teamId, 'exposure-cohort'),
+    )
+    return result.rows.map((r) => String(r[0]))
+  }
+
   async function requiresFlagImplementation(teamId: number, query: Record<string, string>): Promise<boolean> {
     let events: unknown[] = []
     try {
@@ -83,12 +104,7 @@ export function createExperimentModule(deps: {
       .map((e) => (e && typeof e === 'object' ? (e as { id?: unknown }).id : undefined))
       .filter((id): id is string => typeof id === 'string')
     if (names.length === 0) return true
-    const ctx = {
-      team: { id: teamId, timezone: await timezone(teamId) },
-      engineId: `experiment-flag-check-${randomUUID()}`,
-      signal: new AbortController().signal,
-      stats: { rowsRead: 0, bytesRead: 0, resultRows: 0 },
-    }
+    const ctx = await contextOf(teamId, 'flag-check')
     for (const name of names) {
       const sample = await deps.execute(
         `SELECT properties FROM events WHERE event = ${literal(name)} AND timestamp > now() - toIntervalDay(7) LIMIT ${limit}`,

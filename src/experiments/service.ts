@@ -231,6 +231,8 @@ export function createExperimentService(deps: {
   users: Pick<UserStore, 'get'>
   activity: Pick<ActivityStore, 'log'>
   projectTimezone: (teamId: number) => Promise<string>
+  /** distinct ids that sent `$feature_flag_called` for the flag in the window (for the exposure cohort) */
+  exposedDistinctIds: (teamId: number, flagKey: string, from: string, to: string | null) => Promise<string[]>
   clock: () => Date
 }) {
   const { store } = deps
@@ -1044,31 +1046,14 @@ export function createExperimentService(deps: {
       if (!flag) throw new ValidationError('Experiment does not have a feature flag')
       if (row.start_date === null) throw new ValidationError('Experiment does not have a start date')
       if (row.exposure_cohort_id !== null) throw new ValidationError('Experiment already has an exposure cohort')
-      const start = new Date(row.start_date).toISOString().replace('Z', '+00:00')
+      // A static cohort of the persons exposed so far (the cohort service has no behavioral filters): flags and
+      // queries use it like any cohort; it is a snapshot taken now.
+      const distinctIds = await deps.exposedDistinctIds(teamId, flag.key, row.start_date, row.end_date)
       const cohort = await deps.cohorts.create(teamId, actor, {
         name: `Users exposed to experiment "${row.name}"`,
-        is_static: false,
-        filters: {
-          properties: {
-            type: 'OR',
-            values: [
-              {
-                type: 'OR',
-                values: [
-                  {
-                    type: 'behavioral',
-                    value: 'performed_event',
-                    key: '$feature_flag_called',
-                    negation: false,
-                    event_type: 'events',
-                    event_filters: [{ key: '$feature_flag', value: [flag.key], operator: 'exact', type: 'event' }],
-                    explicit_datetime: start,
-                  },
-                ],
-              },
-            ],
-          },
-        },
+        description: `Persons who called the feature flag "${flag.key}" since ${row.start_date}.`,
+        is_static: true,
+        distinct_ids: distinctIds,
       })
       await store.update(teamId, id, { exposure_cohort_id: cohort.id, updated_at: deps.clock().toISOString() })
       return { cohort }
