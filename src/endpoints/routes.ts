@@ -155,7 +155,10 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         async (req) => {
           const { name } = req.params as { name: string }
           const body = req.body as EndpointInput & { version?: number }
-          const { version } = req.query as { version?: number }
+          // the version to change: in the body or in the query string (the body wins, as in PostHog)
+          const version = Number.isSafeInteger(body.version)
+            ? body.version
+            : (req.query as { version?: number }).version
           return endpoints.update(teamOf(req), actorOf(req), name, body, version)
         },
       )

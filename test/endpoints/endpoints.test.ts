@@ -269,6 +269,10 @@ describe('versions and runs', () => {
     const inactive = await api('POST', 'pageviews/run/', { version: 1 })
     expect(inactive.statusCode).toBe(400)
     expect(inactive.json().detail).toBe('Version 1 is inactive and cannot be executed.')
+    // the version may also be named in the body
+    const on = await api('PATCH', 'pageviews/', { version: 1, is_active: true })
+    expect(on.json()).toMatchObject({ version: 1, is_active: true })
+    expect((await api('POST', 'pageviews/run/', { version: 1 })).statusCode).toBe(200)
     const queryOnVersion = await api('PATCH', 'pageviews/?version=1', { query: hogql('SELECT 2') })
     expectError(
       queryOnVersion,
