@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 
-for (const name of ['capture', 'flags', 'query', 'hostile']) {
+for (const name of ['capture', 'flags', 'query', 'footprint', 'hostile']) {
   process.stdout.write(`\n== bench/${name}.ts ==\n`)
   const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, `${name}.ts`)], {
     stdio: 'inherit',
