@@ -380,8 +380,10 @@ describe('lifecycle', () => {
     expect(cohort.name).toBe('Users exposed to experiment "Cohort exp"')
     expect(cohort.is_static).toBe(true)
     const person = await t.burrow.stores.persons.getByDistinctId(t.creds.project_id, 'cohort-user')
-    const members = await call('GET', `cohorts/${cohort.id}/persons/`)
-    if (members.statusCode === 200) expect(JSON.stringify(members.json())).toContain(person!.uuid)
+    expect(await t.burrow.stores.cohorts.memberCount(cohort.id)).toBe(1)
+    expect(await t.burrow.stores.cohorts.staticMemberships(t.creds.project_id, person!.id, [cohort.id])).toEqual([
+      cohort.id,
+    ])
     expect((await call('GET', `cohorts/${cohort.id}/`)).statusCode).toBe(200)
     expect((await call('GET', `experiments/${body.id}/`)).json().exposure_cohort).toBe(cohort.id)
     const again = await call('POST', `experiments/${body.id}/create_exposure_cohort_for_experiment/`)
