@@ -199,7 +199,7 @@ export function pathItemsQuery(plan: PathsPlan, from: string, to: string, withEv
   ])
   // (seconds, item, uuid, session, window, timestamp), sorted by time within each person
   const events =
-    `SELECT person_id AS actor, arraySort(x -> tupleElement(x, 1), groupArray(tuple(ifNull(toFloat(timestamp), 0), ${item}${withEvents ? ', toString(uuid), toString($session_id), toString($window_id), timestamp' : ''}))) AS evs ` +
+    `SELECT person_id AS actor, arraySort(x -> tupleElement(x, 1), groupArray(tuple(toUnixTimestamp64Milli(timestamp) / 1000, ${item}${withEvents ? ', toString(uuid), toString($session_id), toString($window_id), timestamp' : ''}))) AS evs ` +
     `FROM ${eventsFrom(plan.sampling)} WHERE ${where} GROUP BY actor`
   const sessions =
     `SELECT actor, arraySplit((x, gap) -> if(gap < ${SESSION_GAP_SECONDS}, 0, 1), evs, arrayDifference(arrayMap(x -> tupleElement(x, 1), evs))) AS session_paths ` +
@@ -239,7 +239,8 @@ export function pathItemsQuery(plan: PathsPlan, from: string, to: string, withEv
     `FROM (${sessions}) ARRAY JOIN session_paths AS session` +
     (where2 ? ` WHERE ${where2}` : '')
   return (
-    'SELECT actor, path_dropoff_key, ' +
+    'SELECT actor, path_dropoff_key, idx, tupleElement(arrayElement(limited, idx), 2) AS item, ' +
+    `if(idx > 1, tupleElement(arrayElement(limited, idx - 1), 2), '') AS previous_item, ` +
     `concat(toString(idx), '_', tupleElement(arrayElement(limited, idx), 2)) AS path_key, ` +
     `if(idx > 1, concat(toString(idx - 1), '_', tupleElement(arrayElement(limited, idx - 1), 2)), NULL) AS last_path_key, ` +
     `if(idx > 1, tupleElement(arrayElement(limited, idx), 1) - tupleElement(arrayElement(limited, idx - 1), 1), 0) AS conversion_time ` +
@@ -296,9 +297,11 @@ export function createPathsRunner(deps: InsightDeps): NodeRunner {
       plan.maxEdgeWeight !== undefined ? `value <= ${plan.maxEdgeWeight}` : undefined,
     ])
     const executed = await run(
-      `SELECT last_path_key AS source, path_key AS target, count() AS value, avg(conversion_time) AS average_conversion_time ` +
-        `FROM (${pathItemsQuery(plan, bounds.from, bounds.to)}) WHERE last_path_key IS NOT NULL ` +
-        `GROUP BY source, target HAVING ${having} ORDER BY value DESC, source, target LIMIT ${plan.edgeLimit}`,
+      // keys are written once per edge, not once per item
+      "SELECT concat(toString(idx - 1), '_', previous_item) AS source, concat(toString(idx), '_', item) AS target, " +
+        'count() AS value, avg(conversion_time) AS average_conversion_time ' +
+        `FROM (${pathItemsQuery(plan, bounds.from, bounds.to)}) WHERE idx > 1 ` +
+        `GROUP BY idx, previous_item, item HAVING ${having} ORDER BY value DESC, source, target LIMIT ${plan.edgeLimit}`,
       ctx,
     )
     ctx.stats.resultRows += executed.rows.length
