@@ -132,4 +132,91 @@ describe('ExperimentQuery', () => {
     expect(test.confidence_interval[1]).toBeCloseTo(estimate + half, 6)
     await api('PATCH', `experiments/${experimentId}/`, { stats_config: { method: 'bayesian' } })
   })
+
+  it('computes ratio sufficient statistics per variant', async () => {
+    const res = await query(experimentId, {
+      kind: 'ExperimentMetric',
+      metric_type: 'ratio',
+      numerator: { kind: 'EventsNode', event: 'purchase', math: 'sum', math_property: 'revenue' },
+      denominator: { kind: 'EventsNode', event: 'purchase' },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body.baseline).toMatchObject({
+      number_of_samples: 60,
+      sum: 300,
+      sum_squares: 3000,
+      denominator_sum: 30,
+      denominator_sum_squares: 30,
+      numerator_denominator_sum_product: 300,
+    })
+    expect(body.variant_results[0]).toMatchObject({
+      sum: 800,
+      denominator_sum: 40,
+      numerator_denominator_sum_product: 800,
+    })
+  })
+
+  it('models retention as a ratio of completers to starters', async () => {
+    const res = await query(experimentId, {
+      kind: 'ExperimentMetric',
+      metric_type: 'retention',
+      start_event: { kind: 'EventsNode', event: 'purchase' },
+      completion_event: { kind: 'EventsNode', event: 'signup' },
+      retention_window_start: 0,
+      retention_window_end: 1,
+      retention_window_unit: 'day',
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body.baseline).toMatchObject({ number_of_samples: 60, sum: 10, denominator_sum: 30 })
+    expect(body.variant_results[0]).toMatchObject({ number_of_samples: 60, sum: 20, denominator_sum: 40 })
+  })
+
+  it('counts metric events only within the conversion window', async () => {
+    const res = await query(experimentId, { ...revenue, conversion_window: 1, conversion_window_unit: 'hour' })
+    expect(res.json().baseline).toMatchObject({ number_of_samples: 60, sum: 0 })
+    const day = await query(experimentId, { ...revenue, conversion_window: 2, conversion_window_unit: 'day' })
+    expect(day.json().baseline).toMatchObject({ sum: 300 })
+  })
+
+  it('refuses an unknown experiment and a bad metric', async () => {
+    const missing = await query(999999, revenue)
+    expect(missing.statusCode).toBe(400)
+    expect(missing.json().detail).toBe('Experiment with id 999999 not found')
+    const bad = await query(experimentId, { kind: 'ExperimentMetric', metric_type: 'median' })
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().attr).toBe('metric__metric_type')
+  })
+
+  it('computes the daily timeseries in the background, once per metric at a time', async () => {
+    const detail = (await api('GET', `experiments/${experimentId}/`)).json()
+    const metric = { ...revenue, uuid: 'ts-metric' }
+    const fingerprint = 'f'.repeat(64)
+    const missing = await api('GET', `experiments/${experimentId}/timeseries_results/?metric_uuid=ts-metric`)
+    expect(missing.json().detail).toBe('fingerprint query parameter is required')
+    const first = await api('POST', `experiments/${experimentId}/recalculate_timeseries/`, { metric, fingerprint })
+    expect(first.statusCode, first.body).toBe(201)
+    const again = await api('POST', `experiments/${experimentId}/recalculate_timeseries/`, { metric, fingerprint })
+    if (again.statusCode === 200) expect(again.json().id).toBe(first.json().id)
+    else expect(again.statusCode).toBe(201)
+    let result: Json = {}
+    for (let i = 0; i < 100; i++) {
+      result = (
+        await api(
+          'GET',
+          `experiments/${experimentId}/timeseries_results/?metric_uuid=ts-metric&fingerprint=${fingerprint}`,
+        )
+      ).json()
+      if (result.status === 'completed' && result.recalculation_status === null) break
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    expect(detail.start_date).toBe('2026-01-10T00:00:00.000Z')
+    expect(result.status).toBe('completed')
+    expect(Object.keys(result.timeseries)).toHaveLength(11)
+    expect(result.timeseries['2026-01-10'].baseline.number_of_samples).toBe(0)
+    expect(result.timeseries['2026-01-11'].baseline).toMatchObject({ number_of_samples: 60, sum: 0 })
+    expect(result.timeseries['2026-01-20'].baseline).toMatchObject({ number_of_samples: 60, sum: 300 })
+    expect(result.timeseries['2026-01-20'].variant_results[0]).toMatchObject({ sum: 800 })
+  })
 })

@@ -324,7 +324,7 @@ export function buildExperimentQuery(
     const hi = `${startAt} + toIntervalSecond(${windowEnd * UNIT_SECONDS[unit]})`
     perEntity = [
       `if(${startedAt}, 1, 0) AS value1`,
-      `if(${startedAt} AND countIf(ev.m1 = 1 AND ev.ts >= ${lo} AND ev.ts < ${hi}) > 0, 1, 0) AS value0`,
+      `if(${startedAt} AND arrayExists(x -> x >= ${lo} AND x < ${hi}, groupArrayIf(ev.ts, ev.m1 = 1)), 1, 0) AS value0`,
     ]
     variantColumns = [
       'count() AS n',
