@@ -44,7 +44,7 @@ const lines = [
   '  `FunnelsActorsQuery`, `StickinessActorsQuery`, `InsightActorsQueryOptions`), `SessionsQuery`,',
   '  `WebOverviewQuery` and `WebStatsTableQuery` in `/query/` (`WebGoalsQuery`, `WebExternalClicksTableQuery`,',
   '  `WebVitalsQuery`; funnel correlation and its actors; paths around funnel steps (`funnelPathsFilter`); the',
-  "  `InitialChannelType` and `FrustrationMetrics` breakdowns of the web stats table, which need channel rules",
+  '  `InitialChannelType` and `FrustrationMetrics` breakdowns of the web stats table, which need channel rules',
   '  and frustration events Burrow does not derive yet).',
   '',
 ]

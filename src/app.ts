@@ -47,8 +47,8 @@ import { bodyDepthPlugin } from './http/body-depth.js'
 import { answerClientError, answerFrameworkError, installErrorHandling } from './http/error-handler.js'
 import { landingRoutes } from './http/landing.js'
 import { loggerOptions } from './http/logging.js'
-import { openapiOptions } from './http/openapi.js'
 import { metricsRoute } from './http/metrics.js'
+import { openapiOptions } from './http/openapi.js'
 import { createRateLimiter, createRequestLimits } from './http/rate-limit.js'
 import { createRateLimitStore } from './http/rate-limit-store.js'
 import { corsDelegator, docsPolicy, securityHeaders } from './http/security-headers.js'
@@ -76,8 +76,8 @@ import { createPersonStore } from './persons/store.js'
 import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
 import { createProjectStore } from './projects/store.js'
-import { createCohortLoader } from './queries/cohorts.js'
 import { cacheContextLoader } from './queries/cache-context.js'
+import { createCohortLoader } from './queries/cohorts.js'
 import { createInsightRunners } from './queries/nodes/index.js'
 import { createPersonLookup } from './queries/person-lookup.js'
 import { createQueryLogStore } from './queries/query-log.js'
@@ -209,9 +209,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       settings: insightSettings,
       actions: (teamId) => services.actions.infos(teamId),
       cohortNames: async (teamId) =>
-        new Map(
-          (await stores.cohorts.allForTeam(teamId)).filter((c) => c.deleted === 0).map((c) => [c.id, c.name]),
-        ),
+        new Map((await stores.cohorts.allForTeam(teamId)).filter((c) => c.deleted === 0).map((c) => [c.id, c.name])),
       experiment: experimentSubjects,
     }),
     cacheContext: cacheContextLoader({

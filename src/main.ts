@@ -29,29 +29,29 @@ async function start() {
         '',
       ]
     : created
-    ? [
-        '',
-        `Burrow is running at ${config.siteUrl}`,
-        `  API docs:          ${config.siteUrl}/api/schema/swagger-ui/`,
-        `  Created demo credentials (shown once; also in ${file}, readable only by you):`,
-        `  project id:        ${credentials.project_id}`,
-        `  project API key:   ${credentials.project_api_key}`,
-        `  personal API key:  ${credentials.personal_api_key}`,
-        `  login:             ${credentials.email} / ${credentials.password}`,
-        `  try: curl -H "Authorization: Bearer ${credentials.personal_api_key}" ${config.siteUrl}/api/projects/`,
-        '',
-      ]
-    : [
-        '',
-        `Burrow is running at ${config.siteUrl}`,
-        `  API docs:          ${config.siteUrl}/api/schema/swagger-ui/`,
-        `  project id:        ${credentials.project_id}`,
-        `  project API key:   ${credentials.project_api_key}`,
-        `  Demo login and personal API key: ${file}`,
-        `  New personal API key: npm run burrow -- keys create --label <label> --scopes '*'`,
-        `  try: curl -H "Authorization: Bearer $(node -p "require('${file}').personal_api_key")" ${config.siteUrl}/api/projects/`,
-        '',
-      ]
+      ? [
+          '',
+          `Burrow is running at ${config.siteUrl}`,
+          `  API docs:          ${config.siteUrl}/api/schema/swagger-ui/`,
+          `  Created demo credentials (shown once; also in ${file}, readable only by you):`,
+          `  project id:        ${credentials.project_id}`,
+          `  project API key:   ${credentials.project_api_key}`,
+          `  personal API key:  ${credentials.personal_api_key}`,
+          `  login:             ${credentials.email} / ${credentials.password}`,
+          `  try: curl -H "Authorization: Bearer ${credentials.personal_api_key}" ${config.siteUrl}/api/projects/`,
+          '',
+        ]
+      : [
+          '',
+          `Burrow is running at ${config.siteUrl}`,
+          `  API docs:          ${config.siteUrl}/api/schema/swagger-ui/`,
+          `  project id:        ${credentials.project_id}`,
+          `  project API key:   ${credentials.project_api_key}`,
+          `  Demo login and personal API key: ${file}`,
+          `  New personal API key: npm run burrow -- keys create --label <label> --scopes '*'`,
+          `  try: curl -H "Authorization: Bearer $(node -p "require('${file}').personal_api_key")" ${config.siteUrl}/api/projects/`,
+          '',
+        ]
   process.stdout.write(`${lines.join('\n')}\n`)
 
   let stopping = false

@@ -22,7 +22,7 @@ async function scrape(): Promise<Map<string, MetricFamily>> {
   return new Map(families.map((f) => [f.name, f]))
 }
 
-const valueOf = (families: Map<string, MetricFamily>, name: string) => {
+const metricValue = (families: Map<string, MetricFamily>, name: string) => {
   const family = families.get(name)
   expect(family, name).toBeDefined()
   return Number(family?.metrics[0]?.value)
@@ -31,16 +31,16 @@ const valueOf = (families: Map<string, MetricFamily>, name: string) => {
 describe('GET /_metrics', () => {
   it('reports resident memory, heap, event-loop lag and capture backlog in Prometheus text format', async () => {
     const families = await scrape()
-    const rss = valueOf(families, 'process_resident_memory_bytes')
+    const rss = metricValue(families, 'process_resident_memory_bytes')
     // This very process: more than 20 MB resident, and no more than the machine has.
     expect(rss).toBeGreaterThan(20 * 1024 * 1024)
     expect(rss).toBeLessThan(process.constrainedMemory?.() || Number.MAX_SAFE_INTEGER)
     expect(families.get('nodejs_heap_size_used_bytes')?.type).toBe('GAUGE')
-    expect(valueOf(families, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0)
+    expect(metricValue(families, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0)
     expect(families.has('nodejs_eventloop_lag_p99_seconds')).toBe(true)
-    expect(valueOf(families, 'burrow_capture_queue_rows')).toBe(0)
-    expect(valueOf(families, 'burrow_capture_log_backlog_rows')).toBeGreaterThanOrEqual(0)
-    expect(valueOf(families, 'burrow_capture_log_closed_segments')).toBe(0)
+    expect(metricValue(families, 'burrow_capture_queue_rows')).toBe(0)
+    expect(metricValue(families, 'burrow_capture_log_backlog_rows')).toBeGreaterThanOrEqual(0)
+    expect(metricValue(families, 'burrow_capture_log_closed_segments')).toBe(0)
   })
 
   it('shows no capture backlog once captured rows are in the event store', async () => {
@@ -55,8 +55,8 @@ describe('GET /_metrics', () => {
     expect(capture.statusCode).toBe(200)
     await t.burrow.committer.flushPending()
     const families = await scrape()
-    expect(valueOf(families, 'burrow_capture_queue_rows')).toBe(0)
-    expect(valueOf(families, 'burrow_capture_log_backlog_rows')).toBe(0)
+    expect(metricValue(families, 'burrow_capture_queue_rows')).toBe(0)
+    expect(metricValue(families, 'burrow_capture_log_backlog_rows')).toBe(0)
   })
 
   it('is not in the API schema and needs no key', async () => {
