@@ -18,7 +18,7 @@ beforeAll(async () => {
   t = await startTestApp()
   host = await t.burrow.app.listen({ port: 0, host: '127.0.0.1' })
   dir = tempDir()
-}, 60_000)
+}, 180_000)
 afterAll(async () => {
   await t.close()
   fs.rmSync(dir, { recursive: true, force: true })
@@ -480,6 +480,26 @@ describe('resuming', () => {
     expect(JSON.parse(done.stdout).files[0].status).toBe('already done')
     expect(await hogql(t, project.id, 'select count() as after_second_run from events')).toEqual([[total]])
   }, 300_000)
+})
+
+describe('stopping', () => {
+  it('stops at a wrong project key with the checkpoint before every unsent line, and --resume with the right key finishes', async () => {
+    const project = await newProject(t, 'wrong-key')
+    const file = writeLines(
+      path.join(dir, 'wrong-key.jsonl'),
+      Array.from({ length: 250 }, (_, i) => ({ event: 'k', distinct_id: `k${i % 5}`, timestamp: daysAgo(3, i) })),
+    )
+    const wrong = await importInto('phc_not_a_project_key', file, '--batch-size', '50')
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toMatch(/stopped: .*answered 401/)
+    expect(wrong.stderr).toContain('--resume')
+    const cp = JSON.parse(fs.readFileSync(`${file}.burrow-import.json`, 'utf8'))
+    expect(cp).toMatchObject({ done: false, next: { line: 1, offset: 0 } })
+
+    const resumed = await importInto(project.token, file, '--batch-size', '50', '--resume')
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(await hogql(t, project.id, 'select count(), uniq(uuid) from events')).toEqual([[250, 250]])
+  })
 })
 
 describe('bad usage', () => {

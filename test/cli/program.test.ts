@@ -46,7 +46,7 @@ describe('burrow doctor', () => {
   beforeAll(async () => {
     t = await startTestApp()
     empty = tempDir()
-  }, 60_000)
+  }, 180_000)
   afterAll(async () => {
     await t.close()
     fs.rmSync(empty, { recursive: true, force: true })

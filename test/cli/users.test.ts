@@ -14,7 +14,7 @@ let env: Record<string, string>
 beforeAll(async () => {
   t = await startTestApp()
   env = { DATA_DIR: t.dataDir, DATABASE_URL: t.burrow.config.databaseUrl }
-}, 60_000)
+}, 180_000)
 afterAll(async () => {
   await t.close().catch(() => {})
   fs.rmSync(t.dataDir, { recursive: true, force: true })

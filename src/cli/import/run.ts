@@ -271,9 +271,17 @@ async function importFile(
     rejects.write(source, line, reason, text)
   }
 
+  // A batch left unsent because the import is stopping: the checkpoint must stay before it.
+  let unsent: { line: number; offset: number } | undefined
   const position = () => {
     let next = frontier
-    for (const b of [buffers.historical.first, buffers.live.first, ...[...inflight.values()].map((f) => f.first)]) {
+    const pending = [
+      buffers.historical.first,
+      buffers.live.first,
+      unsent,
+      ...[...inflight.values()].map((f) => f.first),
+    ]
+    for (const b of pending) {
       if (b && b.line < next.line) next = b
     }
     return next
@@ -295,10 +303,15 @@ async function importFile(
       summary.events += buffer.events.length
       return
     }
-    while (inflight.size >= options.concurrency) await Promise.race([...inflight.values()].map((f) => f.promise))
-    if (fatal) return
-    const id = batchId++
     const first = buffer.first as { line: number; offset: number }
+    while (inflight.size >= options.concurrency && !fatal) {
+      await Promise.race([...inflight.values()].map((f) => f.promise))
+    }
+    if (fatal) {
+      if (!unsent || first.line < unsent.line) unsent = first
+      return
+    }
+    const id = batchId++
     const promise = sendBatch(buffer.events, {
       host: options.host,
       token: options.token,
