@@ -149,6 +149,54 @@ describe('create, read, list', () => {
     expect(wrongType.json().attr).toBe('name')
   })
 
+  it('refuses materialization rules that PostHog refuses', async () => {
+    const query = hogql('SELECT 1')
+    expectError(
+      await api('POST', '', { name: 'off-mat', query, is_active: false, is_materialized: true }),
+      400,
+      'Cannot enable materialization on inactive endpoint.',
+      'is_materialized',
+    )
+    expectError(
+      await api('POST', '', { name: 'freq', query, sync_frequency: 'hourly' }),
+      400,
+      '"hourly" is not a valid choice.',
+      'sync_frequency',
+    )
+    expectError(
+      await api('POST', '', {
+        name: 'two-vars',
+        query: hogql('SELECT count() FROM events WHERE event = {variables.a} AND distinct_id = {variables.b}'),
+        is_materialized: true,
+      }),
+      400,
+      'Variables not supported: only one variable can be materialized.',
+      'is_materialized',
+    )
+    expectError(
+      await api('POST', '', {
+        name: 'two-breakdowns',
+        query: {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: '$pageview' }],
+          breakdownFilter: { breakdowns: [{ property: '$browser' }, { property: '$os' }] },
+        },
+        is_materialized: true,
+      }),
+      400,
+      'Multiple breakdowns not supported for materialization',
+      'is_materialized',
+    )
+    await create({ name: 'sleeping', query, is_active: false })
+    expectError(
+      await api('PATCH', 'sleeping/', { sync_frequency: '1hour' }),
+      400,
+      'Cannot set sync_frequency on inactive endpoint.',
+      'sync_frequency',
+    )
+    expect((await api('DELETE', 'sleeping/')).statusCode).toBe(204)
+  })
+
   it('lists with the is_active and created_by filters', async () => {
     await create({ name: 'inactive-one', query: hogql('SELECT 1'), is_active: false })
     const all = (await api('GET', '')).json()
@@ -302,6 +350,12 @@ describe('versions and runs', () => {
       400,
       '"sometimes" is not a valid choice.',
       'refresh',
+    )
+    expectError(
+      await api('POST', 'pageviews/run/', { filters_override: { date_from: '-7d' } }),
+      400,
+      'filters_override is not supported for HogQL endpoints. Use variables instead.',
+      'filters_override',
     )
     expect((await api('POST', 'inactive-one/run/', {})).statusCode).toBe(404)
     expect((await api('POST', 'nope/run/', {})).statusCode).toBe(404)
