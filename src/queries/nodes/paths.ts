@@ -163,7 +163,9 @@ function pathItemExpr(plan: PathsPlan): string {
   let item = 'event'
   if (takes(plan, 'hogql') && plan.hogqlExpression) item = `(${plan.hogqlExpression})`
   if (takes(plan, '$pageview')) {
-    item = `if(event = '$pageview', replaceRegexpAll(ifNull(toString(properties.$current_url), ''), '(.)/$', '\\\\1'), ${item})`
+    // one trailing slash dropped, "/" kept (PostHog's replaceRegexpAll(url, '(.)/$', '\\1'), without a regex)
+    const url = `ifNull(toString(properties.$current_url), '')`
+    item = `if(event = '$pageview', if(length(${url}) > 1 AND endsWith(${url}, '/'), substring(${url}, 1, length(${url}) - 1), ${url}), ${item})`
   }
   if (takes(plan, '$screen')) item = `if(event = '$screen', toString(properties.$screen_name), ${item})`
   item = `ifNull(toString(${item}), '')`
