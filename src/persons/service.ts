@@ -274,6 +274,13 @@ export function createPersonService(deps: {
       const limit = csv ? CSV_EXPORT_LIMIT : (query.limit ?? DEFAULT_LIMIT)
       const offset = csv ? 0 : (query.offset ?? 0)
       const where = conditions(query)
+      // The persons table is each person's latest version, an aggregation over every person of the project; the
+      // ids whose stored rows match at all are found first (a plain scan), so that only those are aggregated —
+      // the outer conditions then check their latest version. (The engine pushes an `id IN` into the grouping.)
+      const prefilter = conditions({ ...query, cohort: undefined })
+      if (prefilter.length > 0) {
+        where.unshift(`id IN (SELECT id FROM raw_persons WHERE ${prefilter.map((w) => `(${w})`).join(' AND ')})`)
+      }
       const hogql =
         `SELECT id FROM persons${where.length > 0 ? ` WHERE ${where.map((w) => `(${w})`).join(' AND ')}` : ''}` +
         ` ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}${offset > 0 ? ` OFFSET ${offset}` : ''}`

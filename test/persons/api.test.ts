@@ -244,6 +244,11 @@ describe('one person', () => {
     // free: user-3..9 (7), pro: alice and carol; bob became enterprise above
     expect(values.find((v) => v.name === 'free')?.count).toBe(7)
     expect(values.find((v) => v.name === 'pro')?.count).toBe(2)
+    // bob's earlier version (free) is stored too, but lists read each person's latest
+    const free = encodeURIComponent(JSON.stringify([{ key: 'plan', value: 'free', type: 'person' }]))
+    const listed = emails((await get(`${base}/?properties=${free}`)).json())
+    expect(listed).toHaveLength(7)
+    expect(listed).not.toContain('bob@example.com')
   })
 })
 
