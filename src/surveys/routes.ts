@@ -111,6 +111,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'List surveys',
+            description:
+              'Newest first. Filters: `search` (name or description), `archived`, `type`, `ids` (comma-separated). Needs scope `survey:read`.',
             tags,
             params: ProjectParams,
             querystring: SurveyListQuery,
@@ -140,6 +142,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Create a survey',
+            description:
+              "Validates questions, appearance, conditions and translations with PostHog's messages; creates the targeting flag from `targeting_flag_filters` and the internal targeting flag. Needs scope `survey:write` (and `feature_flag:write` for targeting).",
             tags,
             params: ProjectParams,
             body: SurveyInput,
@@ -155,6 +159,7 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Survey activity of the project',
+            description: 'Page-based (`limit`, `page`), newest first. Needs scope `activity_log:read`.',
             tags,
             params: ProjectParams,
             querystring: ActivityQuery,
@@ -169,6 +174,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Responses per survey',
+            description:
+              'Deduplicated `survey sent` events per survey since the first survey start; `exclude_archived`, `survey_ids`. Needs scope `survey:read`.',
             tags,
             params: ProjectParams,
             querystring: CountQuery,
@@ -183,6 +190,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Response statistics across surveys',
+            description:
+              'Shown, dismissed and sent counts and rates over every survey that is not archived; `date_from`, `date_to`. Needs scope `survey:read`.',
             tags,
             params: ProjectParams,
             querystring: StatsQuery,
@@ -197,6 +206,7 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Question labels of every survey',
+            description: 'Each question of each survey with its id, text and index. Needs scope `survey:read`.',
             tags,
             params: ProjectParams,
             response: { 200: QuestionLabels, ...errors },
@@ -208,7 +218,13 @@ export function surveyRoutes(deps: {
       app.get(
         `${prefix}/:id/`,
         {
-          schema: { summary: 'Get a survey', tags, params: SurveyParams, response: { 200: SurveyRecord, ...errors } },
+          schema: {
+            summary: 'Get a survey',
+            description: 'The survey with its flags and `feature_flag_keys`. Needs scope `survey:read`.',
+            tags,
+            params: SurveyParams,
+            response: { 200: SurveyRecord, ...errors },
+          },
           config: read,
         },
         async (req) => deps.surveys.get(req.project.id, idOf(req)),
@@ -218,6 +234,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Update a survey',
+            description:
+              "Partial update; the survey's flags follow its state (active only while running). Needs scope `survey:write` (and `feature_flag:write` for targeting).",
             tags,
             params: SurveyParams,
             body: SurveyInput,
@@ -232,6 +250,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Delete a survey and its flags',
+            description:
+              'Hard delete; its targeting, internal and sampling flags are deleted. Needs scope `survey:write`.',
             tags,
             params: SurveyParams,
             response: { 204: Type.Null(), ...errors },
@@ -250,7 +270,14 @@ export function surveyRoutes(deps: {
         app.post(
           `${prefix}/:id/${action}/`,
           {
-            schema: { summary, tags, params: SurveyParams, response: { 200: SurveyRecord, ...errors } },
+            schema: {
+              summary,
+              description:
+                'Sets the start (or end) date to now; nothing changes when it is set already. Needs scope `survey:write`.',
+              tags,
+              params: SurveyParams,
+              response: { 200: SurveyRecord, ...errors },
+            },
             config: write,
           },
           async (req) => deps.surveys[action](req.project.id, actorOf(req), idOf(req)),
@@ -261,6 +288,7 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Activity of a survey',
+            description: 'Page-based (`limit`, `page`), newest first. Needs scope `activity_log:read`.',
             tags,
             params: SurveyParams,
             querystring: ActivityQuery,
@@ -278,6 +306,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Response statistics of a survey',
+            description:
+              "Counts and rates within the survey's window (`date_from`, `date_to` inclusive); `exclude_archived`, `include_per_question_stats`. Needs scope `survey:read`.",
             tags,
             params: SurveyParams,
             querystring: StatsQuery,
@@ -292,6 +322,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Responses of a survey, one per submission',
+            description:
+              'Newest first, the latest answer per question; `since`, `until`, `question_id` with `score_gte`/`score_lte`, `exclude_archived`, `limit` (≤ 500), `offset`. Needs scopes `survey:read` and `query:read`.',
             tags,
             params: SurveyParams,
             querystring: ResponsesQuery,
@@ -312,6 +344,7 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'UUIDs of archived responses',
+            description: "The event uuids of this survey's archived responses. Needs scope `survey:read`.",
             tags,
             params: SurveyParams,
             response: { 200: Type.Array(Type.String()), ...errors },
@@ -326,6 +359,7 @@ export function surveyRoutes(deps: {
           {
             schema: {
               summary: `${action === 'archive' ? 'Archive' : 'Unarchive'} a response`,
+              description: 'Answers the bare number 200, as PostHog does. Needs scope `survey:write`.',
               tags,
               params: ResponseParams,
               response: { 200: Type.Integer(), 400: Type.Object({ detail: Type.String() }), 404: ErrorBody },
@@ -353,6 +387,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Copy a survey into other projects, all or none',
+            description:
+              '`target_team_ids`: projects of the same organization. One transaction: if one copy fails, none remains. Needs scope `survey:write`.',
             tags,
             params: SurveyParams,
             body: DuplicateInput,
@@ -377,6 +413,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'Summarize the answers to a question (offline), or the headline without a question',
+            description:
+              '`question_id` or `question_index`: themes, quotes and sentiment of the free-text answers, computed offline and cached on the survey. Needs scope `survey:read`.',
             tags,
             params: SurveyParams,
             querystring: SummaryQuery,
@@ -400,6 +438,8 @@ export function surveyRoutes(deps: {
         {
           schema: {
             summary: 'One-sentence headline of the responses (offline)',
+            description:
+              'At most 20 words over the latest 100 responses, kept on the survey until `force_refresh`. Needs scope `survey:read`.',
             tags,
             params: SurveyParams,
             body: Type.Optional(SummaryInput),
@@ -422,6 +462,8 @@ export function surveyRoutes(deps: {
       {
         schema: {
           summary: 'Active surveys of a project, for the SDKs',
+          description:
+            "Public: authenticated by the project token (`token`); surveys that are not archived, in posthog-js's shape. Read-only.",
           tags,
           querystring: PublicQuery,
           response: { 200: PublicSurveys, 401: ErrorBody },
