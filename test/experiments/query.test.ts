@@ -219,4 +219,26 @@ describe('ExperimentQuery', () => {
     expect(result.timeseries['2026-01-20'].baseline).toMatchObject({ number_of_samples: 60, sum: 300 })
     expect(result.timeseries['2026-01-20'].variant_results[0]).toMatchObject({ sum: 800 })
   })
+
+  it('winsorizes at the pooled percentile, leaving zeros out of the upper bound with ignore_zeros', async () => {
+    // 120 entity values: 50 zeros, 30 tens, 40 twenties; quantileExact(0.5) takes the 61st → 10
+    const capped = await query(experimentId, { ...revenue, upper_bound_percentile: 0.5 })
+    expect(capped.json().baseline).toMatchObject({ sum: 300, sum_squares: 3000 })
+    expect(capped.json().variant_results[0]).toMatchObject({ sum: 400, sum_squares: 4000 })
+    // without zeros: 70 values, the 36th → 20, nothing capped
+    const nonZero = await query(experimentId, { ...revenue, upper_bound_percentile: 0.5, ignore_zeros: true })
+    expect(nonZero.statusCode, nonZero.body).toBe(200)
+    expect(nonZero.json().variant_results[0]).toMatchObject({ sum: 800, sum_squares: 16000 })
+  })
+
+  it('assigns an entity that saw both variants to its first one with first_seen', async () => {
+    const patched = await api('PATCH', `experiments/${experimentId}/`, {
+      exposure_criteria: { filterTestAccounts: false, multiple_variant_handling: 'first_seen' },
+    })
+    expect(patched.statusCode, patched.body).toBe(200)
+    const res = await query(experimentId, revenue)
+    expect(res.json().baseline).toMatchObject({ number_of_samples: 61, sum: 1300 })
+    expect(res.json().variant_results[0]).toMatchObject({ number_of_samples: 60, sum: 800 })
+    await api('PATCH', `experiments/${experimentId}/`, { exposure_criteria: { filterTestAccounts: false } })
+  })
 })

@@ -359,7 +359,7 @@ export function buildExperimentQuery(
       metric.upper_bound_percentile == null
         ? 'max(value0)'
         : metric.ignore_zeros === true
-          ? `quantileExactIf(${pct(metric.upper_bound_percentile, 'upper_bound_percentile')})(value0, value0 != 0)`
+          ? `quantileExact(${pct(metric.upper_bound_percentile, 'upper_bound_percentile')})(nullIf(value0, 0))`
           : `quantileExact(${pct(metric.upper_bound_percentile, 'upper_bound_percentile')})(value0)`
     boundsHogql = `SELECT toFloat(${lower}), toFloat(${upper}) FROM (${entities}) WHERE variant != '${MULTIPLE}'`
   }
