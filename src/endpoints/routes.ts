@@ -77,6 +77,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: 'List endpoints',
+            description:
+              'The saved endpoints of the project, newest first; filters `is_active` and `created_by` (a user id).',
             tags,
             params: ProjectParams,
             querystring: EndpointListQuery,
@@ -96,6 +98,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: 'Create an endpoint',
+            description:
+              'Saves a HogQL or insight query under a name (unique in the project) as version 1; `is_materialized` with `sync_frequency` also stores its results in a table refreshed on that schedule.',
             tags,
             params: ProjectParams,
             body: EndpointInput,
@@ -111,6 +115,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: 'When endpoints last ran with a personal API key (past 6 months)',
+            description:
+              'For each name given, the last time the endpoint ran with a personal API key within the past 6 months, in a query status object.',
             tags,
             params: ProjectParams,
             body: LastExecutionBody,
@@ -125,6 +131,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: 'Retrieve an endpoint, or one version of it with ?version=N',
+            description:
+              'The endpoint with its latest version; with `?version=N`, that version with its own query, description and state.',
             tags,
             params: EndpointParams,
             querystring: VersionQuery,
@@ -144,6 +152,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: 'Update an endpoint; a changed query makes a new version',
+            description:
+              'A changed query (compared by value) makes a new version; description and cache age do not. With a version (body or `?version=N`) only that version changes.',
             tags,
             params: EndpointParams,
             querystring: VersionQuery,
@@ -167,6 +177,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: 'Delete an endpoint and drop its materialized tables',
+            description:
+              'Deletes the endpoint with all its versions and drops the tables of its materializations. Answers 204 with no body.',
             tags,
             params: EndpointParams,
             response: { 204: Type.Null(), 404: ErrorBody },
@@ -183,6 +195,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: "The materialization status of the endpoint's latest version",
+            description:
+              'Status (`Completed`, `Running`, `Failed`), last and next sync, sync frequency and the last error; or whether the query could be materialized.',
             tags,
             params: EndpointParams,
             response: { 200: Materialization, 404: ErrorBody },
@@ -196,6 +210,7 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: 'All versions of an endpoint, newest first',
+            description: 'Every version with its query snapshot and state, as a plain list, newest first.',
             tags,
             params: EndpointParams,
             response: { 200: Type.Array(EndpointVersion), 404: ErrorBody },
@@ -209,6 +224,7 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: 'One version of an endpoint',
+            description: 'One version by its number.',
             tags,
             params: VersionParams,
             response: { 200: EndpointVersion, 404: ErrorBody },
@@ -225,6 +241,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
         {
           schema: {
             summary: "OpenAPI 3.0 document of the endpoint's run operation, its variables as parameters",
+            description:
+              'An OpenAPI 3.0 document for running this endpoint, its variables typed, so a client can be generated from it.',
             tags,
             params: EndpointParams,
             querystring: VersionQuery,
@@ -252,6 +270,8 @@ export function endpointRoutes(deps: { endpoints: EndpointService; runner: Endpo
       )
       const runSchema = {
         summary: 'Run the endpoint (the latest version unless one is asked for)',
+        description:
+          'Runs the latest version (or `version`) with `variables`; reads the materialized table while it is fresh, else runs the query live. Answers 202 with the query status while an asynchronous run goes on.',
         tags,
         params: EndpointParams,
         response: { 200: RunResult, 202: RunResult, ...errors },
