@@ -145,24 +145,33 @@ export function createQueryJobs(deps: JobDeps) {
     await job.finish({ error: true, error_message: CANCELLED_DETAIL })
   }
 
-  /** A running row whose owner stopped renewing it: closed as failed, so pollers stop waiting. */
-  async function closeOrphan(teamId: number, queryId: string, status: QueryStatus, heartbeatAt: number) {
+  /**
+   * Writes a query's final status (the patch, `complete`, end and expiry) to its row, when the row still is as
+   * `still` says (this owner's; or not renewed since `heartbeat_at`, for an orphan). Returns the status.
+   */
+  async function complete(
+    teamId: number,
+    queryId: string,
+    status: QueryStatus,
+    patch: Partial<QueryStatus>,
+    still: { owner: string } | { heartbeatAt: number },
+  ): Promise<QueryStatus> {
     const end = now()
-    Object.assign(status, {
+    Object.assign(status, patch, {
       complete: true,
-      error: true,
-      error_message: ORPHANED_DETAIL,
       end_time: new Date(end).toISOString(),
       expiration_time: new Date(end + STATUS_TTL_MS).toISOString(),
     })
-    await db
+    let update = db
       .updateTable('query_statuses')
       .set({ status: JSON.stringify(status), complete: 1, expires_at: end + STATUS_TTL_MS })
       .where('team_id', '=', teamId)
       .where('query_id', '=', queryId)
-      .where('complete', '=', 0)
-      .where('heartbeat_at', '=', heartbeatAt)
-      .execute()
+    update =
+      'owner' in still
+        ? update.where('owner', '=', still.owner)
+        : update.where('complete', '=', 0).where('heartbeat_at', '=', still.heartbeatAt)
+    await update.execute()
     return status
   }
 
@@ -243,19 +252,7 @@ export function createQueryJobs(deps: JobDeps) {
       const finish = async (patch: Partial<QueryStatus>) => {
         if (finished) return
         finished = true
-        const end = now()
-        Object.assign(status, patch, {
-          complete: true,
-          end_time: new Date(end).toISOString(),
-          expiration_time: new Date(end + STATUS_TTL_MS).toISOString(),
-        })
-        await db
-          .updateTable('query_statuses')
-          .set({ status: JSON.stringify(status), complete: 1, expires_at: end + STATUS_TTL_MS })
-          .where('team_id', '=', teamId)
-          .where('query_id', '=', queryId)
-          .where('owner', '=', owner)
-          .execute()
+        await complete(teamId, queryId, status, patch, { owner })
       }
       const key = keyOf(teamId, queryId)
       const job: Job = {
@@ -302,7 +299,9 @@ export function createQueryJobs(deps: JobDeps) {
         return status
       }
       if (Number(found.heartbeat_at) < now() - ORPHAN_AFTER_MS) {
-        return closeOrphan(teamId, queryId, status, Number(found.heartbeat_at))
+        // Its process stopped renewing it: closed as failed, so pollers stop waiting.
+        const patch = { error: true, error_message: ORPHANED_DETAIL }
+        return complete(teamId, queryId, status, patch, { heartbeatAt: Number(found.heartbeat_at) })
       }
       return status
     },
