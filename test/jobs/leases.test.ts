@@ -1,30 +1,10 @@
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createJobLeases, runClaimed } from '../../src/jobs/leases.js'
 import { type MetaDb, openMetaDb } from '../../src/storage/meta/db.js'
 import { migrateMeta } from '../../src/storage/meta/migrate.js'
-import { freshPostgresUrl } from '../helpers/app.js'
+import { metaTargets } from '../helpers/meta.js'
 
-const targets: { name: string; open: () => Promise<{ url: string; done: () => Promise<void> }> }[] = [
-  {
-    name: 'SQLite',
-    open: async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-leases-'))
-      return { url: `sqlite:${path.join(dir, 'meta.sqlite')}`, done: async () => fs.rmSync(dir, { recursive: true }) }
-    },
-  },
-]
-if (process.env.DATABASE_URL?.startsWith('postgres')) {
-  targets.push({
-    name: 'PostgreSQL',
-    open: async () => {
-      const db = await freshPostgresUrl(process.env.DATABASE_URL as string)
-      return { url: db.url, done: db.drop }
-    },
-  })
-}
+const targets = metaTargets()
 
 describe.each(targets)('job leases on $name', ({ open }) => {
   let meta: MetaDb

@@ -1,30 +1,10 @@
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { openMetaDb } from '../../src/storage/meta/db.js'
 import { migrateMeta } from '../../src/storage/meta/migrate.js'
 import { migrations } from '../../src/storage/meta/migrations/index.js'
-import { freshPostgresUrl } from '../helpers/app.js'
+import { metaTargets } from '../helpers/meta.js'
 
-const targets: { name: string; open: () => Promise<{ url: string; done: () => Promise<void> }> }[] = [
-  {
-    name: 'SQLite',
-    open: async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-meta-'))
-      return { url: `sqlite:${path.join(dir, 'meta.sqlite')}`, done: async () => fs.rmSync(dir, { recursive: true }) }
-    },
-  },
-]
-if (process.env.DATABASE_URL?.startsWith('postgres')) {
-  targets.push({
-    name: 'PostgreSQL',
-    open: async () => {
-      const db = await freshPostgresUrl(process.env.DATABASE_URL as string)
-      return { url: db.url, done: db.drop }
-    },
-  })
-}
+const targets = metaTargets()
 
 describe.each(targets)('metadata migrations on $name', ({ open }) => {
   it('applies every migration once, then nothing on a second run', async () => {
