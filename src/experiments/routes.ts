@@ -74,6 +74,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'List experiments',
+            description:
+              'Experiments that are not deleted, newest first unless `order` names a field; archived ones only with `archived=true`. Filters: `status` (draft, running, paused, stopped/complete, all), `search`, `created_by_id`, `feature_flag_id`. Offset pages (`limit`, `offset`). Needs scope `experiment:read`.',
             tags,
             params: ProjectParams,
             querystring: ExperimentListQuery,
@@ -94,6 +96,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Create an experiment (and its feature flag, unless an eligible one has the key)',
+            description:
+              'Creates an experiment on the flag `feature_flag_key`: an existing flag must be multivariate with `control` first; otherwise the flag is created, inactive until launch, with the variants of `parameters` (`control` and `test` by default). Answers 201 with the experiment. Needs scope `experiment:write`.',
             tags,
             params: ProjectParams,
             body: ExperimentInput,
@@ -108,6 +112,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Whether the given events lack feature flag information (last 7 days)',
+            description:
+              'For the events named in the `events` query parameter (a JSON list of `{id}`), samples the last 7 days and answers `{"result": true}` when none carries a `$feature/…` property. Needs scope `experiment:read`.',
             tags,
             params: ProjectParams,
             querystring: Type.Record(Type.String(), Type.String()),
@@ -124,6 +130,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Feature flags an experiment can use (multivariate, control first)',
+            description:
+              'Undeleted multivariate flags whose first variant is `control`, newest first, with `search`, `active`, `created_by_id`, `evaluation_runtime`, `has_evaluation_tags` and `order` filters; `{results, count}` paged by `limit` (20 by default, at most 100) and `offset`; a bad `limit` or `offset` answers 400 `{error}`. Needs scope `feature_flag:read`.',
             tags,
             params: ProjectParams,
             querystring: EligibleQuery,
@@ -154,6 +162,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Experimentation velocity',
+            description:
+              'Experiments launched in the last 30 days and the 30 before (with the percent change), running now, and completed in the last 30 days. Needs scope `experiment:read`.',
             tags,
             params: ProjectParams,
             response: { 200: VelocityStats, ...errors },
@@ -167,6 +177,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Recommended sample size and running time for a metric',
+            description:
+              'From a metric, its baseline, the minimum detectable effect, the number of variants and the exposures per day: the baseline value, variance, recommended sample size and days to run. Reads nothing stored. Needs scope `experiment:read`.',
             tags,
             params: ProjectParams,
             body: RunningTimeInput,
@@ -181,6 +193,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Get an experiment',
+            description:
+              'One experiment with its feature flag, holdout, metrics and saved metrics. Needs scope `experiment:read`.',
             tags,
             params: ExperimentParams,
             response: { 200: ExperimentRecord, ...errors },
@@ -195,6 +209,8 @@ export function experimentRoutes(deps: {
           url: `${prefix}/:id/`,
           schema: {
             summary: 'Update an experiment (`deleted: true` deletes it)',
+            description:
+              'Changes the given fields; the flag key never changes, and the variants and holdout not once launched. `deleted: true` soft-deletes it (DELETE is refused). Needs scope `experiment:write`.',
             tags,
             params: ExperimentParams,
             body: ExperimentInput,
@@ -209,46 +225,73 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Not allowed: set `deleted` to true with PATCH instead',
+            description:
+              'Always 405 with an empty body, as in PostHog: delete an experiment with PATCH `deleted: true`. Needs scope `experiment:write`.',
             tags,
             params: ExperimentParams,
-            response: { 405: Type.Null(), ...errors },
+            response: { 405: Type.Null({ description: 'Not allowed; no body.' }), ...errors },
           },
           config: write,
         },
         async (_req, reply) => reply.code(405).send(),
       )
-      const lifecycle: [string, string, (req: FastifyRequest) => Promise<unknown>][] = [
+      const lifecycle: [string, string, string, (req: FastifyRequest) => Promise<unknown>][] = [
         [
           'launch',
           'Launch: start now and turn the flag on',
+          'Sets the start date to now and turns the feature flag on; 400 when already launched or the flag is deleted.',
           (req) => experiments.launch(req.project.id, actorOf(req), idOf(req)),
         ],
         [
           'end',
           'End now, with an optional conclusion',
+          'Sets the end date to now, with an optional `conclusion` and `conclusion_comment`; the flag stays as it is. 400 for a draft or an ended experiment.',
           (req) => experiments.end(req.project.id, actorOf(req), idOf(req), body(req)),
         ],
         [
           'ship_variant',
           'Serve one variant to everyone and end the experiment',
+          'Rolls the flag out to everyone with `variant_key` at 100% (holdout removed, flag on) and ends the experiment, concluding `won` unless a `conclusion` is given. 400 for a variant the flag lacks.',
           (req) => experiments.shipVariant(req.project.id, actorOf(req), idOf(req), body(req)),
         ],
         [
           'pause',
           'Pause: turn the flag off while running',
+          'Turns the feature flag off while the experiment keeps its dates; 400 unless it is running.',
           (req) => experiments.pause(req.project.id, actorOf(req), idOf(req)),
         ],
-        ['resume', 'Resume a paused experiment', (req) => experiments.resume(req.project.id, actorOf(req), idOf(req))],
-        ['reset', 'Back to draft', (req) => experiments.reset(req.project.id, actorOf(req), idOf(req))],
-        ['archive', 'Archive', (req) => experiments.setArchived(req.project.id, actorOf(req), idOf(req), true)],
-        ['unarchive', 'Unarchive', (req) => experiments.setArchived(req.project.id, actorOf(req), idOf(req), false)],
+        [
+          'resume',
+          'Resume a paused experiment',
+          'Turns the feature flag back on; 400 unless the experiment is paused.',
+          (req) => experiments.resume(req.project.id, actorOf(req), idOf(req)),
+        ],
+        [
+          'reset',
+          'Back to draft',
+          'Clears the start and end dates and the conclusion, unarchives it and turns the flag off.',
+          (req) => experiments.reset(req.project.id, actorOf(req), idOf(req)),
+        ],
+        [
+          'archive',
+          'Archive',
+          'Hides it from the list unless `archived=true`; 400 while it is running.',
+          (req) => experiments.setArchived(req.project.id, actorOf(req), idOf(req), true),
+        ],
+        [
+          'unarchive',
+          'Unarchive',
+          'Brings an archived experiment back into the list.',
+          (req) => experiments.setArchived(req.project.id, actorOf(req), idOf(req), false),
+        ],
       ]
-      for (const [action, summary, run] of lifecycle) {
+      for (const [action, summary, description, run] of lifecycle) {
         app.post(
           `${prefix}/:id/${action}/`,
           {
             schema: {
               summary,
+              description: `${description} Answers the experiment. Needs scope \`experiment:write\`.`,
               tags,
               params: ExperimentParams,
               body: Type.Union([LifecycleInput, Type.Null()]),
@@ -264,6 +307,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Copy an experiment as a new draft',
+            description:
+              'A new draft with the same metrics (new uuids), saved metrics and settings, named `name` or "… (Copy)", on the flag `feature_flag_key` (the original flag when left out); answers 201 with it. Needs scope `experiment:write`.',
             tags,
             params: ExperimentParams,
             body: Type.Union([DuplicateInput, Type.Null()]),
@@ -279,6 +324,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Create a cohort of the persons exposed to the experiment',
+            description:
+              "A static cohort of the persons who called the experiment's flag since it started (a snapshot taken now), linked as its `exposure_cohort`; answers 201 `{cohort}`. 400 for a draft or when it already has one. Needs scope `experiment:write`.",
             tags,
             params: ExperimentParams,
             response: { 201: Type.Object({ cohort: Type.Unknown() }), ...errors },
@@ -293,6 +340,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Daily results of one metric over the experiment',
+            description:
+              "One key per day from the start to the end (or today), each with that day's stored result or null, for the metric named by `metric_uuid` and `fingerprint`; `status` is pending, partial, completed or failed. Needs scope `experiment:read`.",
             tags,
             params: ExperimentParams,
             querystring: TimeseriesQuery,
@@ -307,6 +356,8 @@ export function experimentRoutes(deps: {
         {
           schema: {
             summary: 'Recompute the daily results of one metric in the background',
+            description:
+              'Drops the stored daily results of `metric` with this `fingerprint` and queues their recalculation (201); a recalculation already pending or running is answered as is (200). Needs scope `experiment:write`.',
             tags,
             params: ExperimentParams,
             body: RecalculateInput,
@@ -322,10 +373,26 @@ export function experimentRoutes(deps: {
 
       // Holdouts and saved metrics.
       const siblings = [
-        ['experiment_holdouts', 'holdout', deps.resources.holdouts, HoldoutInput, HoldoutRecord],
-        ['experiment_saved_metrics', 'saved metric', deps.resources.savedMetrics, SavedMetricInput, SavedMetricRecord],
+        [
+          'experiment_holdouts',
+          'holdout',
+          'a group of users (`filters`: rollout percentages and properties) kept out of every experiment that uses it',
+          'it leaves the flags of the experiments using it, which then have no holdout',
+          deps.resources.holdouts,
+          HoldoutInput,
+          HoldoutRecord,
+        ],
+        [
+          'experiment_saved_metrics',
+          'saved metric',
+          'a metric (`query`) that experiments can share',
+          'the experiments using it lose it',
+          deps.resources.savedMetrics,
+          SavedMetricInput,
+          SavedMetricRecord,
+        ],
       ] as const
-      for (const [path, noun, anyResource, Input, Record] of siblings) {
+      for (const [path, noun, about, onDelete, anyResource, Input, Record] of siblings) {
         const resource = anyResource as unknown as SiblingResource
         const base = `${root}/${path}`
         app.get(
@@ -333,6 +400,7 @@ export function experimentRoutes(deps: {
           {
             schema: {
               summary: `List experiment ${noun}s`,
+              description: `The project's ${noun}s, newest first, in offset pages (\`limit\`, \`offset\`). Needs scope \`experiment:read\`.`,
               tags,
               params: ProjectParams,
               querystring: Type.Object({
@@ -354,6 +422,7 @@ export function experimentRoutes(deps: {
           {
             schema: {
               summary: `Create an experiment ${noun}`,
+              description: `Creates ${about}; answers 201 with it. Needs scope \`experiment:write\`.`,
               tags,
               params: ProjectParams,
               body: Input,
@@ -368,6 +437,7 @@ export function experimentRoutes(deps: {
           {
             schema: {
               summary: `Get an experiment ${noun}`,
+              description: `One ${noun} by id. Needs scope \`experiment:read\`.`,
               tags,
               params: ExperimentParams,
               response: { 200: Record, ...errors },
@@ -382,6 +452,7 @@ export function experimentRoutes(deps: {
             url: `${base}/:id/`,
             schema: {
               summary: `Update an experiment ${noun}`,
+              description: `Changes the given fields of a ${noun}. Needs scope \`experiment:write\`.`,
               tags,
               params: ExperimentParams,
               body: Input,
@@ -396,6 +467,7 @@ export function experimentRoutes(deps: {
           {
             schema: {
               summary: `Delete an experiment ${noun}`,
+              description: `Deletes a ${noun} for good (${onDelete}); answers 204. Needs scope \`experiment:write\`.`,
               tags,
               params: ExperimentParams,
               response: { 204: Type.Null(), ...errors },
