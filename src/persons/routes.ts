@@ -28,7 +28,7 @@ import {
 import { type PersonActor, type PersonService, type PersonTeam, toCsv } from './service.js'
 
 const PREFIXES = ['/api/projects/:projectId', '/api/environments/:projectId']
-const Accepted = Type.Null({ description: 'Accepted: applied by ingestion (or in the background) shortly' })
+const Accepted = Type.Null({ description: 'Accepted, no body: applied by ingestion (or in the background) shortly' })
 const CohortList = Type.Object({ results: Type.Array(Type.Record(Type.String(), Type.Unknown())) })
 
 export function personRoutes(deps: {
@@ -136,6 +136,9 @@ export function personRoutes(deps: {
         {
           schema: {
             summary: 'Activity on all persons',
+            description:
+              'The latest 500 changes made to persons through the API (property updates, splits, deletions), ' +
+              'newest first, with who made them.',
             tags,
             params: PersonsParams,
             response: { 200: ActivityPage },
@@ -282,6 +285,7 @@ export function personRoutes(deps: {
         {
           schema: {
             summary: 'Set one person property',
+            description: 'Sets property `key` to `value` (both required) with a `$set` event, as PostHog does.',
             tags,
             params: PersonParams,
             body: UpdatePropertyBody,
@@ -341,6 +345,8 @@ export function personRoutes(deps: {
         {
           schema: {
             summary: "A person's activity",
+            description:
+              'The latest 500 changes made to this person through the API, newest first, with who made them.',
             tags,
             params: PersonParams,
             response: { 200: ActivityPage },
