@@ -56,7 +56,7 @@ const file = path.join(dir, 'events.jsonl')
 const out = fs.createWriteStream(file)
 for (let i = 0; i < EVENTS; i++) {
   if (!out.write(`${JSON.stringify(historicalEvent(i, token))}\n`)) {
-    await new Promise((r) => out.once('drain', r))
+    await new Promise<void>((r) => out.once('drain', r))
   }
 }
 await new Promise<void>((resolve) => out.end(resolve))
