@@ -123,6 +123,38 @@ const escapeLike = (text: string) => text.toLowerCase().replace(/[\\%_]/g, (c) =
 
 export function createExperimentStore(anyDb: Kysely<any>) {
   const db = anyDb as Db
+
+  /**
+   * Get, list (newest first), insert and update of a project's rows in one of the experiment resources' tables
+   * (holdouts, saved metrics): the same statements over each, by table name.
+   */
+  const projectRows = <Row, Table>(table: 'experiment_holdouts' | 'experiment_saved_metrics') => ({
+    get: (teamId: number, id: number): Promise<Row | undefined> =>
+      anyDb
+        .selectFrom(table)
+        .selectAll()
+        .where('team_id', '=', teamId)
+        .where('id', '=', id)
+        .executeTakeFirst() as Promise<Row | undefined>,
+    list: (teamId: number): Promise<Row[]> =>
+      anyDb
+        .selectFrom(table)
+        .selectAll()
+        .where('team_id', '=', teamId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute() as Promise<Row[]>,
+    insert: (row: Insertable<Table>): Promise<Row> =>
+      anyDb.insertInto(table).values(row).returningAll().executeTakeFirstOrThrow() as Promise<Row>,
+    update: (teamId: number, id: number, patch: Updateable<Table>): Promise<Row> =>
+      anyDb
+        .updateTable(table)
+        .set(patch)
+        .where('team_id', '=', teamId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow() as Promise<Row>,
+  })
   return {
     async get(teamId: number, id: number): Promise<ExperimentRow | undefined> {
       return db
@@ -176,70 +208,14 @@ export function createExperimentStore(anyDb: Kysely<any>) {
     },
 
     holdouts: {
-      async get(teamId: number, id: number): Promise<HoldoutRow | undefined> {
-        return db
-          .selectFrom('experiment_holdouts')
-          .selectAll()
-          .where('team_id', '=', teamId)
-          .where('id', '=', id)
-          .executeTakeFirst()
-      },
-      async list(teamId: number): Promise<HoldoutRow[]> {
-        return db
-          .selectFrom('experiment_holdouts')
-          .selectAll()
-          .where('team_id', '=', teamId)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .execute()
-      },
-      async insert(row: Insertable<HoldoutTable>): Promise<HoldoutRow> {
-        return db.insertInto('experiment_holdouts').values(row).returningAll().executeTakeFirstOrThrow()
-      },
-      async update(teamId: number, id: number, patch: Updateable<HoldoutTable>): Promise<HoldoutRow> {
-        return db
-          .updateTable('experiment_holdouts')
-          .set(patch)
-          .where('team_id', '=', teamId)
-          .where('id', '=', id)
-          .returningAll()
-          .executeTakeFirstOrThrow()
-      },
+      ...projectRows<HoldoutRow, HoldoutTable>('experiment_holdouts'),
       async remove(teamId: number, id: number): Promise<void> {
         await db.deleteFrom('experiment_holdouts').where('team_id', '=', teamId).where('id', '=', id).execute()
       },
     },
 
     savedMetrics: {
-      async get(teamId: number, id: number): Promise<SavedMetricRow | undefined> {
-        return db
-          .selectFrom('experiment_saved_metrics')
-          .selectAll()
-          .where('team_id', '=', teamId)
-          .where('id', '=', id)
-          .executeTakeFirst()
-      },
-      async list(teamId: number): Promise<SavedMetricRow[]> {
-        return db
-          .selectFrom('experiment_saved_metrics')
-          .selectAll()
-          .where('team_id', '=', teamId)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .execute()
-      },
-      async insert(row: Insertable<SavedMetricTable>): Promise<SavedMetricRow> {
-        return db.insertInto('experiment_saved_metrics').values(row).returningAll().executeTakeFirstOrThrow()
-      },
-      async update(teamId: number, id: number, patch: Updateable<SavedMetricTable>): Promise<SavedMetricRow> {
-        return db
-          .updateTable('experiment_saved_metrics')
-          .set(patch)
-          .where('team_id', '=', teamId)
-          .where('id', '=', id)
-          .returningAll()
-          .executeTakeFirstOrThrow()
-      },
+      ...projectRows<SavedMetricRow, SavedMetricTable>('experiment_saved_metrics'),
       async remove(teamId: number, id: number): Promise<void> {
         await db.transaction().execute(async (tx) => {
           await tx.deleteFrom('experiment_saved_metric_links').where('saved_metric_id', '=', id).execute()
