@@ -1,4 +1,4 @@
-// The page at `/` until the web app takes that place: what this server is and where to go from here. One small
+// The page at `/about` (at `/` when the web app is not built): what this server is and where to go from here. One small
 // HTML answer with no external assets; its only inline piece (the style) is allowed by hash in its own policy.
 import crypto from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
@@ -60,11 +60,11 @@ ${rows.map(([path, what]) => `<tr><td>${path}</td><td>${what}</td></tr>`).join('
 `
 }
 
-/** `GET /`: the landing page, with its own content policy. */
-export function landingRoutes(deps: { siteUrl: string }) {
+/** The landing page, with its own content policy: at `/`, or at `/about` when the web app takes `/`. */
+export function landingRoutes(deps: { siteUrl: string; path: string }) {
   const html = landingPage(deps.siteUrl)
   return async (app: FastifyInstance) => {
-    app.get('/', { schema: { hide: true } }, async (_req, reply) =>
+    app.get(deps.path, { schema: { hide: true } }, async (_req, reply) =>
       reply.header('content-security-policy', LANDING_POLICY).type('text/html; charset=utf-8').send(html),
     )
   }

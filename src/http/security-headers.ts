@@ -4,14 +4,21 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
 /**
+ * The SDK endpoints (capture, flags), which read no cookie: posthog-js's XHR transport sends credentials
+ * (`withCredentials`), and PostHog (capture-rs, Django's cors_response) allows them from any origin there.
+ */
+const SDK_PATH = /^\/(?:e|i\/v0\/e|batch|capture|track|engage|s|flags|decide)\/?(?:\?|$)/
+
+/**
  * `@fastify/cors` options per request. Every origin may call the API without credentials (SDKs capture and
  * evaluate flags from any site; personal API keys travel in a header, never in cookies); only the site's own
- * origin (SITE_URL) may send credentials, so a login cookie is never usable from another site.
+ * origin (SITE_URL) may send credentials, so a login cookie is never usable from another site — except on the
+ * SDK endpoints, which read no cookie.
  */
 export function corsDelegator(siteUrl: string) {
   const siteOrigin = new URL(siteUrl).origin
   return (req: FastifyRequest, done: (err: Error | null, options: { origin: boolean; credentials: boolean }) => void) =>
-    done(null, { origin: true, credentials: req.headers.origin === siteOrigin })
+    done(null, { origin: true, credentials: req.headers.origin === siteOrigin || SDK_PATH.test(req.url) })
 }
 
 /** For HTML pages without a policy of their own: no framing, no plugins, resources from this origin only. */

@@ -2,13 +2,10 @@ import fs from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const hasChromium = fs.existsSync(CHROMIUM)
-if (!hasChromium && process.env.CI) throw new Error(`Chromium is required in CI (${CHROMIUM} missing)`)
+import { hasChromium, launchChromium } from '../helpers/browser.js'
 
 let t: TestApp
 let burrowUrl: string
@@ -45,18 +42,7 @@ beforeAll(async () => {
   })
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r))
   siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {

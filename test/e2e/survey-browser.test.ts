@@ -1,60 +1,29 @@
-import fs from 'node:fs'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
-import path from 'node:path'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const hasChromium = fs.existsSync(CHROMIUM)
-if (!hasChromium && process.env.CI) throw new Error(`Chromium is required in CI (${CHROMIUM} missing)`)
+import { hasChromium, launchChromium } from '../helpers/browser.js'
+import { type SurveySite, startSurveySite } from '../helpers/survey-site.js'
 
 let t: TestApp
 let burrowUrl: string
-let site: http.Server
+let site: SurveySite
 let siteUrl: string
 let browser: Browser
-
-const posthogBundle = path.resolve(import.meta.dirname, '../../node_modules/posthog-js/dist/array.full.js')
 
 beforeAll(async () => {
   if (!hasChromium) return
   t = await startTestApp()
   burrowUrl = await t.burrow.app.listen({ port: 0, host: '127.0.0.1' })
   // The customer's site, on another origin than Burrow.
-  site = http.createServer((req, res) => {
-    if (req.url === '/posthog.js') {
-      res.writeHead(200, { 'content-type': 'application/javascript' })
-      res.end(fs.readFileSync(posthogBundle))
-      return
-    }
-    res.writeHead(200, { 'content-type': 'text/html' })
-    res.end(`<!doctype html><html><head><title>Shop</title>
-      <script src="/posthog.js"></script>
-      <script>
-        posthog.init(${JSON.stringify(t.creds.project_api_key)}, {
-          api_host: ${JSON.stringify(burrowUrl)},
-          opt_out_useragent_filter: true,
-          request_batching: false,
-          disable_session_recording: true,
-          persistence: 'memory',
-          loaded: (ph) => { window.__anon = ph.get_distinct_id() },
-        })
-      </script></head><body><h1>Shop</h1></body></html>`)
-  })
-  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r))
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-  })
+  site = await startSurveySite({ apiKey: t.creds.project_api_key, apiHost: burrowUrl })
+  siteUrl = site.url
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
   if (!hasChromium) return
   await browser?.close()
-  site?.close()
+  await site?.close()
   await t?.close()
 })
 

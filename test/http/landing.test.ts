@@ -16,7 +16,7 @@ const get = (url: string) => t.burrow.app.inject({ method: 'GET', url })
 
 describe('the landing page', () => {
   it('says what the service is, its version, and where the SDKs send to', async () => {
-    const res = await get('/')
+    const res = await get('/about')
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8')
     const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
@@ -34,7 +34,7 @@ describe('the landing page', () => {
   })
 
   it('links to the API docs and the schema, and both answer', async () => {
-    const res = await get('/')
+    const res = await get('/about')
     const links = [...res.body.matchAll(/href="([^"]+)"/g)].map((m) => m[1])
     expect(links).toEqual(expect.arrayContaining(['/api/schema/swagger-ui/', '/api/schema/', '/_health']))
     for (const link of links) {
@@ -46,7 +46,7 @@ describe('the landing page', () => {
   })
 
   it('allows nothing but its own style: no scripts, no framing', async () => {
-    const res = await get('/')
+    const res = await get('/about')
     const policy = String(res.headers['content-security-policy'])
     const directives = Object.fromEntries(
       policy.split(';').map((d) => {

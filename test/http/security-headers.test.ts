@@ -38,13 +38,18 @@ describe('CORS', () => {
     expect(read.headers.vary).toContain('Origin')
   })
 
-  it('keeps capture and /flags open to every origin, without credentials', async () => {
+  // capture-rs (router.rs: mirrored origin, allow_credentials) and Django's cors_response: posthog-js's XHR
+  // transport sends credentials, and these endpoints read no cookie, so no login is usable through them.
+  it('keeps capture and /flags open to every origin, with credentials as PostHog allows them', async () => {
     for (const url of ['/i/v0/e/', '/batch/', '/flags/?v=2', '/decide/?v=3']) {
       const res = await preflight(url, FOREIGN, 'POST')
       expect(res.statusCode, url).toBe(204)
       expect(res.headers['access-control-allow-origin'], url).toBe(FOREIGN)
-      expect(res.headers['access-control-allow-credentials'], url).toBeUndefined()
+      expect(res.headers['access-control-allow-credentials'], url).toBe('true')
     }
+    // a path that only starts like an SDK endpoint is the API's, and gets no credentials
+    const lookalike = await preflight('/events/', FOREIGN, 'POST')
+    expect(lookalike.headers['access-control-allow-credentials']).toBeUndefined()
     const captured = await t.burrow.app.inject({
       method: 'POST',
       url: '/i/v0/e/',
@@ -53,7 +58,7 @@ describe('CORS', () => {
     })
     expect(captured.statusCode).toBe(200)
     expect(captured.headers['access-control-allow-origin']).toBe(FOREIGN)
-    expect(captured.headers['access-control-allow-credentials']).toBeUndefined()
+    expect(captured.headers['access-control-allow-credentials']).toBe('true')
 
     const flags = await t.burrow.app.inject({
       method: 'POST',
@@ -63,7 +68,7 @@ describe('CORS', () => {
     })
     expect(flags.statusCode).toBe(200)
     expect(flags.headers['access-control-allow-origin']).toBe(FOREIGN)
-    expect(flags.headers['access-control-allow-credentials']).toBeUndefined()
+    expect(flags.headers['access-control-allow-credentials']).toBe('true')
   })
 })
 

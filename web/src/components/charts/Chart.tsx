@@ -1,0 +1,98 @@
+// Apache ECharts in React: the library (only the chart kinds and parts Burrow draws) is loaded on first use, in
+// its own chunk, so screens without charts never download it. `option` is a plain ECharts option object.
+import { Box } from '@mantine/core'
+import { useEffect, useRef } from 'react'
+
+type ECharts = import('echarts/core').EChartsType
+type Option = Record<string, unknown>
+
+let loading: Promise<typeof import('echarts/core')> | null = null
+
+/** echarts/core with the charts and components the app uses, registered once. */
+export function loadECharts() {
+  loading ??= (async () => {
+    const [core, charts, components, renderers] = await Promise.all([
+      import('echarts/core'),
+      import('echarts/charts'),
+      import('echarts/components'),
+      import('echarts/renderers'),
+    ])
+    core.use([
+      charts.LineChart,
+      charts.BarChart,
+      charts.PieChart,
+      charts.FunnelChart,
+      charts.HeatmapChart,
+      charts.SankeyChart,
+      charts.ScatterChart,
+      charts.MapChart,
+      components.GridComponent,
+      components.TooltipComponent,
+      components.LegendComponent,
+      components.TitleComponent,
+      components.DatasetComponent,
+      components.VisualMapComponent,
+      components.MarkLineComponent,
+      components.GeoComponent,
+      components.AriaComponent,
+      renderers.CanvasRenderer,
+    ])
+    return core
+  })()
+  return loading
+}
+
+export interface ChartProps {
+  option: Option
+  height?: number
+  /** What screen readers call the chart. */
+  label: string
+  /** A click on a data point (series, category index, value). */
+  onPointClick?: (point: { seriesIndex: number; dataIndex: number; name: string; value: unknown }) => void
+  testId?: string
+}
+
+export function Chart({ option, height = 320, label, onPointClick, testId }: ChartProps) {
+  const ref = useRef<HTMLDivElement>(null)
+  const chart = useRef<ECharts | null>(null)
+  const click = useRef(onPointClick)
+  click.current = onPointClick
+  const latest = useRef(option)
+  latest.current = option
+
+  useEffect(() => {
+    let disposed = false
+    let observer: ResizeObserver | undefined
+    void loadECharts().then((echarts) => {
+      if (disposed || !ref.current) return
+      const instance = echarts.init(ref.current, undefined, { renderer: 'canvas' })
+      chart.current = instance
+      instance.on('click', (params) => {
+        const p = params as { seriesIndex?: number; dataIndex: number; name: string; value: unknown }
+        click.current?.({ seriesIndex: p.seriesIndex ?? 0, dataIndex: p.dataIndex, name: p.name, value: p.value })
+      })
+      observer = new ResizeObserver(() => instance.resize())
+      observer.observe(ref.current)
+      instance.setOption({ aria: { enabled: true }, ...latest.current }, true)
+    })
+    return () => {
+      disposed = true
+      observer?.disconnect()
+      chart.current?.dispose()
+      chart.current = null
+    }
+  }, [])
+
+  // The instance is made once; a new option is applied to it.
+  useEffect(() => {
+    chart.current?.setOption({ aria: { enabled: true }, ...option }, true)
+  }, [option])
+
+  // ECharts writes its own aria-label on the element it draws in: that is an inner one, so the label given here
+  // (the screen's own words) is what the image is called.
+  return (
+    <Box h={height} w="100%" role="img" aria-label={label} data-testid={testId ?? 'chart'}>
+      <Box ref={ref} h="100%" w="100%" />
+    </Box>
+  )
+}

@@ -1,0 +1,5 @@
+import { DefinitionsScreen } from './Definitions'
+
+export default function PropertyDefinitions() {
+  return <DefinitionsScreen kind="property" />
+}
