@@ -4,6 +4,8 @@
  *    JSON) posted as fast as the server takes them from 4 connections — capture's own events/s.
  * 2. `burrow import` of a JSON-lines file of the same events (no uuids: each derived from its line), in its own
  *    process: events/s from its summary, and its peak RSS (flat memory: it must not grow with the file).
+ *    The CLI is the compiled one `npx burrow` runs (dist/, built by `npm install`); BENCH_IMPORT_NODE_FLAGS adds
+ *    flags to its node (e.g. a heap size, to compare).
  */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -24,6 +26,7 @@ function historicalEvent(i: number, token: string) {
   return ev
 }
 
+if (!fs.existsSync(path.join(root, 'dist', 'main.js'))) throw new Error('build first: npm run build')
 const server = await startServer()
 const token = server.credentials.project_api_key
 
@@ -68,9 +71,9 @@ const child = spawn(
     '-f',
     'maxrss_kb=%M',
     process.execPath,
-    '--import',
-    'tsx',
-    'src/main.ts',
+    ...(process.env.BENCH_IMPORT_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    // What `npx burrow` runs: the compiled CLI that `npm install` builds (no TypeScript loader in the process).
+    path.join(root, 'dist', 'main.js'),
     'import',
     file,
     '--host',

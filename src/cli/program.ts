@@ -7,6 +7,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { ConfigError, loadConfig } from '../config.js'
+import { registerBackupCommands } from './backup.js'
+import { registerExportCommand } from './export.js'
 import { CONTENTS, type Content } from './import/content.js'
 import { UsageError } from './usage.js'
 import { registerUsersCommand } from './users.js'
@@ -87,15 +89,15 @@ export async function runCli(
   program
     .command('import')
     .description('send events from export files to a running Burrow (historical import through /batch/)')
-    .argument('<files...>', 'JSON lines or CSV files, plain or gzip')
+    .argument('<files...>', 'JSON lines or CSV files (plain, gzip or zstd), or Parquet files')
     .option('--host <url>', 'Burrow to send to (default: SITE_URL)')
     .option('--project-key <phc_…>', "project API key (default: the data dir's credentials.json)")
     .addOption(new Option('--content <kind>', 'what the lines hold').choices(CONTENTS).default('captured'))
     .addOption(
-      new Option('--format <format>', 'jsonl or csv (default: csv for *.csv[.gz], else jsonl)').choices([
-        'jsonl',
-        'csv',
-      ]),
+      new Option(
+        '--format <format>',
+        'jsonl, csv or parquet (default: csv for *.csv[.gz|.zst], parquet for *.parquet, else jsonl)',
+      ).choices(['jsonl', 'csv', 'parquet']),
     )
     .option(
       '--map <COL=FIELD>',
@@ -116,6 +118,12 @@ export async function runCli(
     })
 
   registerUsersCommand(program, io, (code) => {
+    outcome = code
+  })
+  registerExportCommand(program, io, (code) => {
+    outcome = code
+  })
+  registerBackupCommands(program, io, (code) => {
     outcome = code
   })
 
@@ -155,7 +163,7 @@ interface ImportCliOptions {
   host?: string
   projectKey?: string
   content: Content
-  format?: 'jsonl' | 'csv'
+  format?: 'jsonl' | 'csv' | 'parquet'
   map: string[]
   resume?: boolean
   dryRun?: boolean
@@ -172,7 +180,13 @@ async function importCommand(files: string[], opts: ImportCliOptions, io: CliIo)
     const eq = spec.indexOf('=')
     if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--map takes COLUMN=FIELD, got "${spec}"`)
   }
-  const format = opts.format ?? (files.every((f) => /\.csv(\.gz|\.zst)?$/i.test(f)) ? 'csv' : 'jsonl')
+  const format =
+    opts.format ??
+    (files.every((f) => /\.csv(\.gz|\.zst)?$/i.test(f))
+      ? 'csv'
+      : files.every((f) => /\.parquet$/i.test(f))
+        ? 'parquet'
+        : 'jsonl')
   let host = opts.host
   let token = opts.projectKey
   if (!opts.dryRun && (host === undefined || token === undefined)) {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
@@ -358,6 +359,31 @@ describe('rejects and the 48-hour rule', () => {
     expect(await hogql(t, project.id, 'select distinct_id from events order by distinct_id')).toEqual([['r1'], ['r4']])
   })
 
+  it('refuses a line longer than one capture request takes without holding it, and goes on at the next line', async () => {
+    const project = await newProject(t, 'long line')
+    const file = path.join(dir, 'long-line.jsonl')
+    const huge = JSON.stringify({
+      event: 'huge',
+      distinct_id: 'h',
+      timestamp: daysAgo(3),
+      properties: { x: 'y'.repeat(21 * 1024 * 1024) },
+    })
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ event: 'ok', distinct_id: 'l1', timestamp: daysAgo(3) })}\n${huge}\n` +
+        `${JSON.stringify({ event: 'ok', distinct_id: 'l2', timestamp: daysAgo(3) })}\n`,
+    )
+    const res = await importInto(project.token, file, '--json')
+    expect(res.code).toBe(1)
+    expect(JSON.parse(res.stdout)).toMatchObject({ events: 2, rejected: 1 })
+    const [rejected] = rejectsOf(`${file}.rejects.jsonl`)
+    expect(rejected.line).toBe(2)
+    expect(rejected.reason).toBe('longer than 20 MiB, more than one capture request takes (not read)')
+    // Only the line's start is kept for the rejects file.
+    expect(rejected.text).toBe(huge.slice(0, 200))
+    expect(await hogql(t, project.id, 'select distinct_id from events order by distinct_id')).toEqual([['l1'], ['l2']])
+  })
+
   it('imports events younger than 48 hours as live events when asked', async () => {
     const project = await newProject(t, 'live')
     const file = writeLines(path.join(dir, 'recent.jsonl'), [
@@ -444,8 +470,22 @@ describe('resuming', () => {
       if (cp.done) throw new Error('the import finished before it could be killed: make the file bigger')
       if (cp.next.line > 3000) break
     }
+    // The import runs in a child of the command, its heap bounded; killed outright, the command takes it along.
+    // (The command may have other children: tsx's esbuild service, when run from the sources.)
+    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((pid) => pid > 0 && fs.existsSync(`/proc/${pid}/cmdline`))
+    const bounded = children.filter((pid) =>
+      fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--max-old-space-size=128'),
+    )
+    expect(bounded).toHaveLength(1)
+    const importer = bounded[0]
     child.kill('SIGKILL')
     await exited
+    const gone = Date.now() + 5_000
+    while (fs.existsSync(`/proc/${importer}`) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50))
+    expect(fs.existsSync(`/proc/${importer}`)).toBe(false)
     const stored = Number((await hogql(t, project.id, 'select count() from events'))[0][0])
     expect(stored).toBeGreaterThan(0)
     expect(stored).toBeLessThan(total)
@@ -472,7 +512,7 @@ describe('resuming', () => {
       await hogql(
         t,
         project.id,
-        'select count(), uniq(uuid), uniq(properties.i), min(properties.i), max(properties.i) from events',
+        'select count(), uniqExact(uuid), uniqExact(properties.i), min(properties.i), max(properties.i) from events',
       ),
     ).toEqual([[total, total, total, 0, total - 1]])
     // A finished file is not sent again.

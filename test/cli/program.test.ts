@@ -18,6 +18,9 @@ describe('--help', () => {
     ['users', 'reset-password'],
     ['users', 'disable-2fa'],
     ['doctor'],
+    ['export'],
+    ['backup'],
+    ['restore'],
   ])('burrow %s --help prints its usage and exits 0', async (...words) => {
     const res = await cli([...words.flat(), '--help'])
     expect(res.code).toBe(0)

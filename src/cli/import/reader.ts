@@ -1,13 +1,15 @@
 /**
- * Reading an import file as a stream of records with flat memory: plain or gzip'd (by its magic bytes), JSON
+ * Reading an import file as a stream of records with flat memory: plain, gzip or zstd (by its magic bytes), JSON
  * lines or CSV (quoted fields may span lines), each record with the line it starts on, the line it ends on and
  * the byte offset where it starts (for resuming a plain file without reading it again).
  */
 import fs from 'node:fs'
-import type { Readable } from 'node:stream'
+import { type Readable, Transform } from 'node:stream'
 import zlib from 'node:zlib'
+import { Decompress } from 'fzstd'
 
-export type Format = 'jsonl' | 'csv'
+/** An import file's format; Parquet files are read as JSON lines by the engine (parquet.ts). */
+export type Format = 'jsonl' | 'csv' | 'parquet'
 
 export interface SourceRecord {
   /** 1-based line the record starts on. */
@@ -56,39 +58,83 @@ export function openDecompressed(file: string, progress: ReadProgress, start = 0
   })
   if (kind === 'none') return raw
   if (kind === 'gzip') return raw.pipe(zlib.createGunzip())
-  const zstd = (zlib as unknown as { createZstdDecompress?: () => zlib.Gunzip }).createZstdDecompress
-  raw.destroy()
-  if (!zstd) {
-    throw new UnsupportedInput(
-      `${file} is zstd-compressed, which Node.js ${process.versions.node} cannot read (Node 22.15 or later can); ` +
-        'decompress it first (zstd -d) or recompress it with gzip',
-    )
-  }
-  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 })
-  stream.on('data', (chunk) => {
-    progress.fileBytes += chunk.length
+  return raw.pipe(zstdDecompressor())
+}
+
+/**
+ * A zstd decompressing stream: Node's own where it has one (22.15 and later), else fzstd's streaming decoder
+ * (pure JavaScript, no native build), holding only the frame's window in memory.
+ */
+export function zstdDecompressor(): Transform {
+  const native = (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress
+  if (native) return native()
+  let decoder: Decompress | undefined
+  const stream = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      try {
+        decoder?.push(chunk)
+        done()
+      } catch (err) {
+        done(zstdError(err))
+      }
+    },
+    flush(done) {
+      try {
+        decoder?.push(new Uint8Array(0), true)
+        done()
+      } catch (err) {
+        done(zstdError(err))
+      }
+    },
   })
-  return stream.pipe(zstd())
+  decoder = new Decompress((data) => {
+    stream.push(Buffer.from(data))
+  })
+  return stream
+}
+
+function zstdError(err: unknown): Error {
+  return new UnsupportedInput(`the zstd data is damaged or cut short (${err instanceof Error ? err.message : err})`)
+}
+
+/**
+ * The longest record read (a line, or a CSV record over several lines): more than one capture request may carry
+ * (`/batch/` takes 20 MiB), so no event is refused for its size alone, and memory stays bounded whatever the file.
+ */
+export const MAX_RECORD_BYTES = 20 * 1024 * 1024
+/** What the rejects file keeps of a record that was too long. */
+const TOO_LONG_PREFIX = 200
+
+export interface Line {
+  line: number
+  offset: number
+  text: string
+  /** The line was longer than MAX_RECORD_BYTES: `text` is its start only, the rest was skipped unread. */
+  tooLong?: true
 }
 
 /** Lines of a byte stream with their start offsets; `\r\n` and `\n` both end a line. */
-export async function* readLines(
-  stream: Readable,
-  firstLine = 1,
-  startOffset = 0,
-): AsyncGenerator<{ line: number; offset: number; text: string }> {
+export async function* readLines(stream: Readable, firstLine = 1, startOffset = 0): AsyncGenerator<Line> {
   let line = firstLine
   let offset = startOffset
   let pending: Buffer[] = []
   let pendingBytes = 0
+  /** The start of a line too long to keep, while the rest of it is skipped. */
+  let skipping: Buffer | undefined
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     let from = 0
     for (let nl = chunk.indexOf(10, from); nl !== -1; nl = chunk.indexOf(10, from)) {
       const piece = chunk.subarray(from, nl)
-      const bytes = pendingBytes > 0 ? Buffer.concat([...pending, piece]) : piece
-      const length = bytes.length + 1
-      const end = bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length
-      yield { line, offset, text: bytes.toString('utf8', 0, end) }
+      const length = pendingBytes + piece.length + 1
+      if (skipping || length - 1 > MAX_RECORD_BYTES) {
+        const start = skipping ?? Buffer.concat([...pending, piece.subarray(0, TOO_LONG_PREFIX)])
+        yield { line, offset, text: start.toString('utf8', 0, Math.min(start.length, TOO_LONG_PREFIX)), tooLong: true }
+        skipping = undefined
+      } else {
+        const bytes = pendingBytes > 0 ? Buffer.concat([...pending, piece]) : piece
+        const end = bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length
+        yield { line, offset, text: bytes.toString('utf8', 0, end) }
+      }
       line++
       offset += length
       pending = []
@@ -96,49 +142,80 @@ export async function* readLines(
       from = nl + 1
     }
     if (from < chunk.length) {
-      pending.push(chunk.subarray(from))
+      if (!skipping) pending.push(chunk.subarray(from))
       pendingBytes += chunk.length - from
+      if (!skipping && pendingBytes > MAX_RECORD_BYTES) {
+        skipping = Buffer.concat(pending).subarray(0, TOO_LONG_PREFIX)
+        pending = []
+      }
     }
   }
   if (pendingBytes > 0) {
-    const bytes = Buffer.concat(pending)
-    const end = bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length
-    yield { line, offset, text: bytes.toString('utf8', 0, end) }
+    if (skipping) {
+      yield { line, offset, text: skipping.toString('utf8'), tooLong: true }
+    } else {
+      const bytes = Buffer.concat(pending)
+      const end = bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length
+      yield { line, offset, text: bytes.toString('utf8', 0, end) }
+    }
   }
 }
 
-/** One CSV record's fields (RFC 4180: `"` quotes, `""` inside quotes), or null while a quoted field is open. */
-export function parseCsvRecord(text: string): string[] | null {
-  const fields: string[] = []
-  let field = ''
-  let quoted = false
-  let i = 0
-  while (i < text.length) {
-    const c = text[i]
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          field += '"'
-          i += 2
-          continue
+const tooLong = `longer than ${MAX_RECORD_BYTES / 1024 / 1024} MiB, more than one capture request takes (not read)`
+
+/**
+ * One CSV record read a line at a time (RFC 4180: a quoted field may hold commas, doubled quotes and line
+ * breaks), in time linear in the record's length however many lines it spans.
+ */
+export class CsvRecord {
+  private fields: string[] = []
+  private field = ''
+  private quoted = false
+  private open = false
+
+  /** The next line: the record's fields once it is complete, else null (a quoted field goes on). */
+  feed(text: string): string[] | null {
+    if (this.open) this.field += '\n'
+    let i = 0
+    while (i < text.length) {
+      const c = text[i]
+      if (this.quoted) {
+        if (c === '"') {
+          if (text[i + 1] === '"') {
+            this.field += '"'
+            i += 2
+            continue
+          }
+          this.quoted = false
+        } else {
+          this.field += c
         }
-        quoted = false
+      } else if (c === '"' && this.field === '') {
+        this.quoted = true
+      } else if (c === ',') {
+        this.fields.push(this.field)
+        this.field = ''
       } else {
-        field += c
+        this.field += c
       }
-    } else if (c === '"' && field === '') {
-      quoted = true
-    } else if (c === ',') {
-      fields.push(field)
-      field = ''
-    } else {
-      field += c
+      i++
     }
-    i++
+    if (this.quoted) {
+      this.open = true
+      return null
+    }
+    this.fields.push(this.field)
+    const fields = this.fields
+    this.reset()
+    return fields
   }
-  if (quoted) return null
-  fields.push(field)
-  return fields
+
+  reset() {
+    this.fields = []
+    this.field = ''
+    this.quoted = false
+    this.open = false
+  }
 }
 
 /**
@@ -196,13 +273,17 @@ const CAPTURED_FIELDS = new Set([
 
 /** Records of a file, parsed per its format, after `--map`. */
 export async function* readRecords(
-  lines: AsyncIterable<{ line: number; offset: number; text: string }>,
-  options: { format: Format; map: Map<string, string[] | null>; capturedCsv: boolean; header?: string[] },
+  lines: AsyncIterable<Line>,
+  options: { format: 'jsonl' | 'csv'; map: Map<string, string[] | null>; capturedCsv: boolean; header?: string[] },
   onHeader: (header: string[]) => void,
 ): AsyncGenerator<SourceRecord> {
   if (options.format === 'jsonl') {
     const mapped = options.map.size > 0
-    for await (const { line, offset, text } of lines) {
+    for await (const { line, offset, text, tooLong: long } of lines) {
+      if (long) {
+        yield { line, endLine: line, offset, text, error: tooLong }
+        continue
+      }
       if (text.trim() === '') continue
       let value: unknown
       try {
@@ -222,11 +303,26 @@ export async function* readRecords(
   let open: { line: number; offset: number; text: string } | undefined
   const unmapped = (column: string) =>
     options.capturedCsv && !CAPTURED_FIELDS.has(column) ? ['properties', column] : [column]
-  for await (const { line, offset, text } of lines) {
+  const record = new CsvRecord()
+  for await (const { line, offset, text, tooLong: long } of lines) {
     const current = open
       ? { line: open.line, offset: open.offset, text: `${open.text}\n${text}` }
       : { line, offset, text }
-    const fields = parseCsvRecord(current.text)
+    if (long || current.text.length > MAX_RECORD_BYTES) {
+      // A line too long, or a quoted field still open after that many bytes (a quote never closed): refused,
+      // and reading goes on at the next line rather than joining the rest of the file into one record.
+      open = undefined
+      record.reset()
+      yield {
+        line: current.line,
+        endLine: line,
+        offset: current.offset,
+        text: current.text.slice(0, TOO_LONG_PREFIX),
+        error: long ? tooLong : `${tooLong.replace(' (not read)', '')} (a quoted field that is never closed?)`,
+      }
+      continue
+    }
+    const fields = record.feed(text)
     if (fields === null) {
       open = current
       continue

@@ -10,6 +10,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { CaptureValidationError, isHistoricallyValid, normalizeEvent, parseTimestamp } from '../../ingest/normalize.js'
 import { BoundedSet, type Content, RecordError, transformRecord } from './content.js'
+import { openParquet } from './parquet.js'
 import {
   compressionOf,
   type Format,
@@ -235,14 +236,21 @@ async function importFile(
   const resumeAt = cp.next
   const progress: ReadProgress = { fileBytes: 0, fileSize: size }
   // A plain file is read from where the import stopped; a compressed one is read again up to there.
+  // A Parquet file's rows are read (as JSON lines) from its start every time.
+  const parquet = options.format === 'parquet'
   const canSeek =
-    resumeAt.offset > 0 && compressionOf(file) === 'none' && (options.format !== 'csv' || cp.header !== undefined)
-  const stream = openDecompressed(file, progress, canSeek ? resumeAt.offset : 0)
+    !parquet &&
+    resumeAt.offset > 0 &&
+    compressionOf(file) === 'none' &&
+    (options.format !== 'csv' || cp.header !== undefined)
+  const stream = parquet
+    ? await openParquet(file, progress)
+    : openDecompressed(file, progress, canSeek ? resumeAt.offset : 0)
   const lines = canSeek ? readLines(stream, resumeAt.line, resumeAt.offset) : readLines(stream)
   const records = readRecords(
     lines,
     {
-      format: options.format,
+      format: options.format === 'parquet' ? 'jsonl' : options.format,
       map: parseMap(options.map),
       capturedCsv: options.content === 'captured',
       header: canSeek ? cp.header : undefined,
