@@ -1,6 +1,6 @@
-// Wires the experiment pieces from the app's stores and services, and polls for timeseries recalculations that no
-// process is running (a request made on another process, or one whose owner died): they are claimed under a job
-// lease, so exactly one process computes each.
+// Wires the experiment pieces from the app's stores and services, polls for timeseries and metrics recalculations
+// that no process is running (a request made on another process, or one whose owner died) and starts the nightly
+// timeseries schedule: each is claimed under a job lease, so exactly one process computes it.
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -13,11 +13,14 @@ import type { ProjectStore } from '../projects/store.js'
 import { literal } from '../queries/filters.js'
 import type { HogQLExecutor } from '../queries/runner.js'
 import type { UserStore } from '../users/store.js'
+import { createExperimentCopies } from './copy.js'
+import { createMetricsRecalculation } from './metrics-recalculation.js'
+import { createNightlyTimeseries } from './nightly.js'
 import { createExperimentResources } from './resources.js'
 import { experimentRoutes } from './routes.js'
 import { createExperimentService } from './service.js'
 import { createExperimentStore } from './store.js'
-import { createTimeseries } from './timeseries.js'
+import { createTimeseries, type ExperimentJobDeps } from './timeseries.js'
 
 export const RECALCULATION_POLL_MS = 10_000
 /** Property sets sampled per event by `requires_flag_implementation` (PostHog's default `limit`). */
@@ -53,6 +56,12 @@ export function createExperimentModule(deps: {
     exposedDistinctIds: (teamId, flagKey, from, to) => exposedDistinctIds(teamId, flagKey, from, to),
     clock: deps.clock,
   })
+  const copies = createExperimentCopies({
+    experiments: service,
+    store,
+    flagRows: deps.flagRows,
+    projects: deps.projects,
+  })
   const resources = createExperimentResources({
     store,
     flags: deps.flags,
@@ -60,9 +69,8 @@ export function createExperimentModule(deps: {
     users: deps.users,
     clock: deps.clock,
   })
-  const timeseries = createTimeseries({
-    store,
-    load: (teamId, id) => service.load(teamId, id),
+  /** What the three background jobs are built from. */
+  const jobDeps: ExperimentJobDeps = {
     subject: service.subject,
     timezone,
     testAccountFilters: async (teamId) => (await deps.settings(teamId)).testAccountFilters,
@@ -70,7 +78,11 @@ export function createExperimentModule(deps: {
     leases: deps.leases,
     clock: deps.clock,
     onError: deps.onError,
-  })
+  }
+  const load = (teamId: number, id: number) => service.load(teamId, id)
+  const timeseries = createTimeseries({ ...jobDeps, store, load })
+  const metricsRecalculation = createMetricsRecalculation({ ...jobDeps, store, load })
+  const nightly = createNightlyTimeseries({ ...jobDeps, store })
 
   const contextOf = async (teamId: number, what: string) => ({
     team: { id: teamId, timezone: await timezone(teamId) },
@@ -123,11 +135,15 @@ export function createExperimentModule(deps: {
     service,
     resources,
     timeseries,
+    metricsRecalculation,
+    nightly,
     subject: service.subject,
     plugin: async (app: FastifyInstance) => {
       await app.register(
         experimentRoutes({
           experiments: service,
+          copies,
+          metricsRecalculation,
           resources,
           timeseries,
           requiresFlagImplementation,
@@ -136,11 +152,15 @@ export function createExperimentModule(deps: {
       )
       const timer = setInterval(() => {
         timeseries.process().catch((err) => deps.onError?.(err, 'experiment timeseries recalculation'))
+        metricsRecalculation.process().catch((err) => deps.onError?.(err, 'experiment metrics recalculation'))
       }, RECALCULATION_POLL_MS)
       timer.unref()
+      nightly.start()
       app.addHook('onClose', async () => {
         clearInterval(timer)
+        await nightly.close()
         await timeseries.idle()
+        await metricsRecalculation.idle()
       })
     },
   }

@@ -3,9 +3,12 @@ import { Type } from 'typebox'
 import { NotFound } from '../http/errors.js'
 import { pageParams, paginate } from '../http/pagination.js'
 import { ProjectParams } from '../projects/schemas.js'
+import type { ExperimentCopies } from './copy.js'
+import type { MetricsRecalculation } from './metrics-recalculation.js'
 import type { ExperimentResources } from './resources.js'
 import { calculateRunningTime } from './running-time.js'
 import {
+  CopyToProjectInput,
   DuplicateInput,
   EligibleQuery,
   ExperimentInput,
@@ -18,6 +21,9 @@ import {
   HoldoutRecord,
   LifecycleInput,
   type ExperimentListQuery as ListQuery,
+  MetricsRecalculationInput,
+  MetricsRecalculationParams,
+  MetricsRecalculationRecord,
   pageOf,
   RecalculateInput,
   RecalculationRecord,
@@ -45,6 +51,8 @@ interface SiblingResource {
 
 export function experimentRoutes(deps: {
   experiments: ExperimentService
+  copies: ExperimentCopies
+  metricsRecalculation: MetricsRecalculation
   resources: ExperimentResources
   timeseries: Timeseries
   /** Whether the events of a legacy insight filter lack `$feature/…` properties over the last 7 days. */
@@ -317,7 +325,28 @@ export function experimentRoutes(deps: {
           config: write,
         },
         async (req, reply) =>
-          reply.code(201).send(await experiments.duplicate(req.project.id, actorOf(req), idOf(req), body(req))),
+          reply.code(201).send(await deps.copies.duplicate(req.project.id, actorOf(req), idOf(req), body(req))),
+      )
+      app.post(
+        `${prefix}/:id/copy_to_project/`,
+        {
+          schema: {
+            summary: 'Copy an experiment as a new draft into another project of the organization',
+            description:
+              'A new draft in the project `target_team_id` (same organization) with the same metrics and settings, named `name` or "… (Copy)", on the flag `feature_flag_key` (the original key when left out) — that project\'s flag when it has one with the key (its variants then replace the copy\'s), else a new inactive flag. Saved metric links stay behind, as saved metrics belong to their project. 404 for a project outside the organization, 403 without write access to it. Answers 201 with the copy. Needs scope `experiment:write`.',
+            tags,
+            params: ExperimentParams,
+            body: CopyToProjectInput,
+            response: { 201: ExperimentRecord, ...errors },
+          },
+          config: write,
+        },
+        async (req, reply) => {
+          const level =
+            req.auth.memberships.find((m) => m.organization_id === req.project.organization_id)?.level ?? null
+          const actor = { ...actorOf(req), level, scopedTeams: req.auth.key ? req.auth.scopedTeams : null }
+          return reply.code(201).send(await deps.copies.copyToProject(req.project.id, actor, idOf(req), body(req)))
+        },
       )
       app.post(
         `${prefix}/:id/create_exposure_cohort_for_experiment/`,
@@ -369,6 +398,61 @@ export function experimentRoutes(deps: {
           const { created, body: out } = await deps.timeseries.recalculate(req.project.id, idOf(req), body(req))
           return reply.code(created ? 201 : 200).send(out)
         },
+      )
+
+      app.post(
+        `${prefix}/:id/metrics_recalculation/`,
+        {
+          schema: {
+            summary: 'Recalculate every metric of the experiment in the background',
+            description:
+              'Queues one run over all metrics (primary, secondary, saved) with a shared data-window end; answers 201 with the new pending run, or 200 with the run already pending or in progress (`is_existing`). `trigger`: manual (default), experiment_launch, experiment_stop, experiment_update, agent_mcp. 400 for a draft. Needs scope `experiment:write`.',
+            tags,
+            params: ExperimentParams,
+            body: Type.Union([MetricsRecalculationInput, Type.Null()]),
+            response: { 200: MetricsRecalculationRecord, 201: MetricsRecalculationRecord, ...errors },
+          },
+          config: write,
+        },
+        async (req, reply) => {
+          const run = await deps.metricsRecalculation.request(req.project.id, actorOf(req), idOf(req), body(req))
+          return reply.code(run.created ? 201 : 200).send(run.body)
+        },
+      )
+      app.get(
+        `${prefix}/:id/metrics_recalculation/latest/`,
+        {
+          schema: {
+            summary: 'The newest finished metrics recalculation, with its results',
+            description:
+              "The newest completed (or failed after running) run with each metric's result; before any run finishes, each metric's newest daily point of the last 24 hours (`result_source: timeseries_fallback`); 404 when there is neither. Needs scope `experiment:read`.",
+            tags,
+            params: ExperimentParams,
+            response: { 200: MetricsRecalculationRecord, ...errors },
+          },
+          config: read,
+        },
+        async (req) => deps.metricsRecalculation.latest(req.project.id, idOf(req)),
+      )
+      app.get(
+        `${prefix}/:id/metrics_recalculation/:recalculationId/`,
+        {
+          schema: {
+            summary: 'One metrics recalculation run, with its results so far',
+            description:
+              "A run of this experiment by its uuid: status, counts, errors and each finished metric's result; 404 for an unknown or malformed id. Needs scope `experiment:read`.",
+            tags,
+            params: MetricsRecalculationParams,
+            response: { 200: MetricsRecalculationRecord, ...errors },
+          },
+          config: read,
+        },
+        async (req) =>
+          deps.metricsRecalculation.byId(
+            req.project.id,
+            idOf(req),
+            (req.params as { recalculationId: string }).recalculationId,
+          ),
       )
 
       // Holdouts and saved metrics.

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
+import { Nullable } from '../http/nullable.js'
 
-const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
 const Structured = Type.Unknown()
 
 export const ErrorBody = Type.Object({
@@ -123,6 +123,12 @@ export const DuplicateInput = Type.Object({
   name: Type.Optional(Type.String()),
 })
 
+export const CopyToProjectInput = Type.Object({
+  target_team_id: Type.Optional(Type.Integer({ description: 'A project of the same organization.' })),
+  feature_flag_key: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+})
+
 export const VelocityStats = Type.Object({
   launched_last_30d: Type.Integer(),
   launched_previous_30d: Type.Integer(),
@@ -161,6 +167,49 @@ export const RecalculationRecord = Type.Object({
   fingerprint: Type.String(),
   status: Type.String(),
   created_at: Type.String(),
+})
+
+export const MetricsRecalculationInput = Type.Object(
+  {
+    trigger: Type.Optional(
+      Type.String({
+        description:
+          'What asked for the run: manual (default), experiment_launch, experiment_stop, experiment_update, agent_mcp.',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+)
+
+export const MetricsRecalculationParams = Type.Object({
+  projectId: Type.String(),
+  id: Type.String(),
+  recalculationId: Type.String(),
+})
+
+const MetricRunResult = Type.Object({
+  metric_uuid: Type.String(),
+  status: Type.String({ description: 'completed or failed' }),
+  result: Type.Unknown({ description: 'The ExperimentQuery response (without step_sessions); null when failed.' }),
+  error_message: Nullable(Type.String()),
+})
+
+export const MetricsRecalculationRecord = Type.Object({
+  id: Type.String({ description: 'The run id, or `timeseries-fallback` for a placeholder built from daily points.' }),
+  experiment_id: Type.Integer(),
+  status: Type.String({ description: 'pending, in_progress, completed or failed' }),
+  total_metrics: Type.Integer(),
+  completed_metrics: Type.Integer(),
+  failed_metrics: Type.Integer(),
+  metric_errors: Type.Record(Type.String(), Type.Unknown()),
+  trigger: Type.String(),
+  created_at: Nullable(Type.String()),
+  started_at: Nullable(Type.String()),
+  completed_at: Nullable(Type.String()),
+  query_to: Nullable(Type.String({ description: 'The end of the data window every metric of the run covers.' })),
+  is_existing: Type.Optional(Type.Boolean()),
+  result_source: Type.String({ description: 'recalculation or timeseries_fallback' }),
+  results: Type.Optional(Type.Array(MetricRunResult)),
 })
 
 export const RunningTimeInput = Type.Object(

@@ -93,6 +93,22 @@ export type RecalculationTable = {
   created_at: string
 }
 
+export type MetricsRecalculationTable = {
+  id: string
+  team_id: number
+  experiment_id: number
+  status: string
+  trigger: string
+  total_metrics: number
+  metric_uuids: string
+  metric_errors: string
+  query_to: string | null
+  created_by: number | null
+  created_at: string
+  started_at: string | null
+  completed_at: string | null
+}
+
 export type ExperimentTables = {
   experiments: ExperimentTable
   experiment_holdouts: HoldoutTable
@@ -100,6 +116,7 @@ export type ExperimentTables = {
   experiment_saved_metric_links: SavedMetricLinkTable
   experiment_metric_results: MetricResultTable
   experiment_recalculations: RecalculationTable
+  experiment_metrics_recalculations: MetricsRecalculationTable
 }
 
 export type ExperimentRow = Selectable<ExperimentTable>
@@ -109,6 +126,7 @@ export type SavedMetricRow = Selectable<SavedMetricTable>
 export type SavedMetricLinkRow = Selectable<SavedMetricLinkTable>
 export type MetricResultRow = Selectable<MetricResultTable>
 export type RecalculationRow = Selectable<RecalculationTable>
+export type MetricsRecalculationRow = Selectable<MetricsRecalculationTable>
 
 type Db = Kysely<MetaDatabase & ExperimentTables>
 
@@ -175,6 +193,19 @@ export function createExperimentStore(anyDb: Kysely<any>) {
         q = q.where((eb) => eb(eb.fn('lower', ['name']), 'like', eb.val(pattern)))
       }
       return q.orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
+    },
+    /** Launched, not ended, not deleted experiments of every project that started at or after `since`. */
+    async running(since: string): Promise<ExperimentRow[]> {
+      return db
+        .selectFrom('experiments')
+        .selectAll()
+        .where('deleted', '=', 0)
+        .where('start_date', 'is not', null)
+        .where('start_date', '>=', since)
+        .where('end_date', 'is', null)
+        .orderBy('team_id')
+        .orderBy('id')
+        .execute()
     },
     async names(teamId: number): Promise<string[]> {
       const rows = await db
@@ -272,6 +303,57 @@ export function createExperimentStore(anyDb: Kysely<any>) {
           .where('fingerprint', '=', fingerprint)
           .execute()
       },
+      /** The rows of the given fingerprints that end at `queryTo` (one run of a batch recalculation). */
+      async at(experimentId: number, fingerprints: string[], queryTo: string): Promise<MetricResultRow[]> {
+        if (fingerprints.length === 0) return []
+        return db
+          .selectFrom('experiment_metric_results')
+          .selectAll()
+          .where('experiment_id', '=', experimentId)
+          .where('fingerprint', 'in', fingerprints)
+          .where('query_to', '=', queryTo)
+          .orderBy('id')
+          .execute()
+      },
+      /** The newest completed row of a metric whose `query_to` lies in [from, to]. */
+      async latestCompleted(
+        experimentId: number,
+        metricUuid: string,
+        fingerprint: string,
+        from: string,
+        to: string,
+      ): Promise<MetricResultRow | undefined> {
+        return db
+          .selectFrom('experiment_metric_results')
+          .selectAll()
+          .where('experiment_id', '=', experimentId)
+          .where('metric_uuid', '=', metricUuid)
+          .where('fingerprint', '=', fingerprint)
+          .where('status', '=', 'completed')
+          .where('query_to', '>=', from)
+          .where('query_to', '<=', to)
+          .orderBy('query_to', 'desc')
+          .executeTakeFirst()
+      },
+      /** Whether a row (completed or failed) of the metric has its window end in (after, until]: one local day's. */
+      async existsWithin(
+        experimentId: number,
+        metricUuid: string,
+        fingerprint: string,
+        after: string,
+        until: string,
+      ): Promise<boolean> {
+        const row = await db
+          .selectFrom('experiment_metric_results')
+          .select('id')
+          .where('experiment_id', '=', experimentId)
+          .where('metric_uuid', '=', metricUuid)
+          .where('fingerprint', '=', fingerprint)
+          .where('query_to', '>', after)
+          .where('query_to', '<=', until)
+          .executeTakeFirst()
+        return row !== undefined
+      },
       /** Writes one day's row, replacing an earlier attempt of that day. */
       async put(row: Insertable<MetricResultTable>): Promise<void> {
         await db
@@ -323,6 +405,119 @@ export function createExperimentStore(anyDb: Kysely<any>) {
         patch: Partial<Pick<RecalculationRow, 'status' | 'last_successful_date' | 'error_message'>>,
       ): Promise<void> {
         await db.updateTable('experiment_recalculations').set(patch).where('id', '=', id).execute()
+      },
+    },
+
+    metricsRecalculations: {
+      /** Inserts a pending run; undefined when the experiment already has an active one (the partial unique index). */
+      async insert(row: MetricsRecalculationRow): Promise<MetricsRecalculationRow | undefined> {
+        try {
+          return await db
+            .insertInto('experiment_metrics_recalculations')
+            .values(row)
+            .returningAll()
+            .executeTakeFirstOrThrow()
+        } catch (error) {
+          if (/unique|duplicate/i.test(String((error as Error).message))) return undefined
+          throw error
+        }
+      },
+      async get(experimentId: number, id: string): Promise<MetricsRecalculationRow | undefined> {
+        return db
+          .selectFrom('experiment_metrics_recalculations')
+          .selectAll()
+          .where('experiment_id', '=', experimentId)
+          .where('id', '=', id)
+          .executeTakeFirst()
+      },
+      async active(experimentId: number): Promise<MetricsRecalculationRow[]> {
+        return db
+          .selectFrom('experiment_metrics_recalculations')
+          .selectAll()
+          .where('experiment_id', '=', experimentId)
+          .where('status', 'in', ['pending', 'in_progress'])
+          .orderBy('created_at', 'desc')
+          .execute()
+      },
+      /** The newest run that really finished: completed, or failed after it ran (a stamped `completed_at`). */
+      async latestFinished(experimentId: number): Promise<MetricsRecalculationRow | undefined> {
+        return db
+          .selectFrom('experiment_metrics_recalculations')
+          .selectAll()
+          .where('experiment_id', '=', experimentId)
+          .where((eb) =>
+            eb.or([
+              eb('status', '=', 'completed'),
+              eb.and([eb('status', '=', 'failed'), eb('completed_at', 'is not', null)]),
+            ]),
+          )
+          .orderBy('created_at', 'desc')
+          .executeTakeFirst()
+      },
+      /** Runs any process may pick up: pending, or running (whose owner may have died; the job lease decides). */
+      async runnable(): Promise<MetricsRecalculationRow[]> {
+        return db
+          .selectFrom('experiment_metrics_recalculations')
+          .selectAll()
+          .where('status', 'in', ['pending', 'in_progress'])
+          .orderBy('created_at')
+          .execute()
+      },
+      /** Marks runs failed without a completion stamp (superseded: they stay out of "latest"). */
+      async supersede(ids: string[]): Promise<void> {
+        if (ids.length === 0) return
+        await db
+          .updateTable('experiment_metrics_recalculations')
+          .set({ status: 'failed' })
+          .where('id', 'in', ids)
+          .execute()
+      },
+      /**
+       * Starts a run: the first start pins `query_to`; a restart after a takeover keeps it; a run superseded
+       * meanwhile is left as it is. Answers the row.
+       */
+      async start(
+        id: string,
+        queryTo: string,
+        startedAt: string,
+        metricUuids: string[],
+      ): Promise<MetricsRecalculationRow> {
+        await db
+          .updateTable('experiment_metrics_recalculations')
+          .set({
+            status: 'in_progress',
+            query_to: queryTo,
+            started_at: startedAt,
+            total_metrics: metricUuids.length,
+            metric_uuids: JSON.stringify(metricUuids),
+          })
+          .where('id', '=', id)
+          .where('query_to', 'is', null)
+          .where('status', 'in', ['pending', 'in_progress'])
+          .execute()
+        return db
+          .selectFrom('experiment_metrics_recalculations')
+          .selectAll()
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      },
+      async setErrors(id: string, errors: Record<string, unknown>): Promise<void> {
+        await db
+          .updateTable('experiment_metrics_recalculations')
+          .set({ metric_errors: JSON.stringify(errors) })
+          .where('id', '=', id)
+          .execute()
+      },
+      /** Finishes a run once: a second finish (after a takeover) leaves the first stamp. */
+      async finish(id: string, status: 'completed' | 'failed', completedAt: string): Promise<void> {
+        await db
+          .updateTable('experiment_metrics_recalculations')
+          .set({ status, completed_at: completedAt })
+          .where('id', '=', id)
+          .where('completed_at', 'is', null)
+          // a run superseded meanwhile (failed, no completion stamp) stays out of "latest"
+          .where('status', 'in', ['pending', 'in_progress'])
+          .execute()
       },
     },
   }

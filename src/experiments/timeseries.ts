@@ -8,7 +8,7 @@ import { ValidationError } from '../http/errors.js'
 import { type JobLeases, runClaimed } from '../jobs/leases.js'
 import { runExperimentMetric } from '../queries/nodes/experiment.js'
 import type { HogQLExecutor } from '../queries/runner.js'
-import { localMidnight } from './service.js'
+import { localMidnight } from './local-time.js'
 import type { ExperimentRow, ExperimentStore, RecalculationRow } from './store.js'
 import type { ExperimentSubject } from './subject.js'
 
@@ -17,6 +17,44 @@ const DAY = 86_400_000
 const LEASE_MS = 60_000
 /** At most this many days are computed per recalculation (PostHog's experiments run for weeks). */
 const MAX_DAYS = 366
+
+/** What the background experiment jobs (timeseries, the nightly run, recalculations) are built from. */
+export interface ExperimentJobDeps {
+  subject: (teamId: number, id: number) => Promise<ExperimentSubject | undefined>
+  timezone: (teamId: number) => Promise<string>
+  testAccountFilters: (teamId: number) => Promise<unknown[]>
+  execute: HogQLExecutor
+  leases: JobLeases
+  clock: () => Date
+  onError?: (err: unknown, what: string) => void
+}
+
+/**
+ * One metric of an experiment computed in the background (no request) with its data window ending at `to`: the
+ * result as stored (without the query texts).
+ */
+export async function computeMetric(
+  execute: HogQLExecutor,
+  job: { teamId: number; timezone: string; engineId: string; signal: AbortSignal },
+  subject: ExperimentSubject,
+  metric: unknown,
+  to: string,
+  filters: unknown[],
+  now: Date,
+) {
+  const ctx = {
+    team: { id: job.teamId, timezone: job.timezone },
+    engineId: job.engineId,
+    signal: job.signal,
+    stats: { rowsRead: 0, bytesRead: 0, resultRows: 0 },
+  }
+  const {
+    hogql: _h,
+    clickhouse_sql: _c,
+    ...stored
+  } = await runExperimentMetric({ ...subject, endDate: to }, metric, ctx, execute, filters, now)
+  return stored
+}
 
 /** `YYYY-MM-DD` of an instant in a timezone. */
 export function localDay(instant: Date, timezone: string): string {
@@ -47,17 +85,12 @@ export function experimentDays(
   return days
 }
 
-export function createTimeseries(deps: {
-  store: ExperimentStore
-  load: (teamId: number, id: number) => Promise<ExperimentRow>
-  subject: (teamId: number, id: number) => Promise<ExperimentSubject | undefined>
-  timezone: (teamId: number) => Promise<string>
-  testAccountFilters: (teamId: number) => Promise<unknown[]>
-  execute: HogQLExecutor
-  leases: JobLeases
-  clock: () => Date
-  onError?: (err: unknown, what: string) => void
-}) {
+export function createTimeseries(
+  deps: ExperimentJobDeps & {
+    store: ExperimentStore
+    load: (teamId: number, id: number) => Promise<ExperimentRow>
+  },
+) {
   const { store } = deps
 
   async function results(teamId: number, id: number, query: { metric_uuid?: string; fingerprint?: string }) {
@@ -189,21 +222,8 @@ export function createTimeseries(deps: {
         updated_at: stamp,
       }
       try {
-        const ctx = {
-          team: { id: request.team_id, timezone },
-          engineId: `experiment-${request.id}-${day}`,
-          signal,
-          stats: { rowsRead: 0, bytesRead: 0, resultRows: 0 },
-        }
-        const result = await runExperimentMetric(
-          { ...subject, endDate: to.toISOString() },
-          metric,
-          ctx,
-          deps.execute,
-          filters,
-          now,
-        )
-        const { hogql: _h, clickhouse_sql: _c, ...stored } = result
+        const job = { teamId: request.team_id, timezone, engineId: `experiment-${request.id}-${day}`, signal }
+        const stored = await computeMetric(deps.execute, job, subject, metric, to.toISOString(), filters, now)
         await store.results.put({
           ...base,
           status: 'completed',

@@ -228,19 +228,13 @@ export function buildExperimentQuery(
   }
   const variantList = subject.variants.map(literal).join(', ')
   const firstSeen = criteria.multiple_variant_handling === 'first_seen'
-  const exposures =
-    `SELECT entity_id, ${firstSeen ? 'argMin(variant_raw, ts)' : `if(uniqExact(variant_raw) > 1, '${MULTIPLE}', any(variant_raw))`} AS variant, ` +
-    'min(ts) AS first_exposure_time, max(ts) AS last_exposure_time ' +
-    `FROM (SELECT toString(${entity}) AS entity_id, ${variantExpr} AS variant_raw, timestamp AS ts FROM events ` +
-    `WHERE ${exposureCondition} AND timestamp >= ${from} AND timestamp < ${to} ` +
-    `AND ${variantExpr} IN (${variantList}) AND toString(${entity}) != '') GROUP BY entity_id`
-
+  const isExposure = `(${exposureCondition}) AND timestamp < ${to} AND ${variantExpr} IN (${variantList})`
   // Metric events: every event of every source, flagged per source.
   const window = windowSeconds(metric)
   const eventsTo = window === NO_WINDOW ? to : `${to} + toIntervalSecond(${window})`
   const inWindow =
-    'ev.ts >= ex.first_exposure_time' +
-    (window === NO_WINDOW ? '' : ` AND ev.ts < ex.last_exposure_time + toIntervalSecond(${window})`)
+    'ev.ts >= ev.first_exposure_time' +
+    (window === NO_WINDOW ? '' : ` AND ev.ts < ev.last_exposure_time + toIntervalSecond(${window})`)
 
   let eventColumns: string[]
   let conditions: string[]
@@ -271,18 +265,50 @@ export function buildExperimentQuery(
       throw new ValidationError('A funnel metric needs at least one step.', 'metric__series', 'required')
     }
     const order = (metric.funnel_order_type ?? 'ordered') as string
-    if (order !== 'ordered' && order !== 'unordered') {
-      throw new ValidationError('funnel_order_type must be ordered or unordered.', 'metric__funnel_order_type')
+    if (order !== 'ordered' && order !== 'unordered' && order !== 'strict') {
+      throw new ValidationError(
+        'funnel_order_type must be ordered, unordered or strict.',
+        'metric__funnel_order_type',
+        'invalid_choice',
+      )
     }
     const steps = metric.series.map((s, i) => sourceCondition(s, `metric__series__${i}`))
     const k = steps.length
-    conditions = steps
-    eventColumns = [`(${steps.map((c, i) => `if(${c}, ${2 ** i}, 0)`).join(' + ')}) AS bits`]
-    const reached =
-      order === 'ordered'
-        ? `arrayFold((acc, x) -> if(acc < ${k} AND bitTest(x, acc), acc + 1, acc), ` +
-          `arrayMap(t -> t.2, arraySort(t -> t.1, groupArrayIf(tuple(toUnixTimestamp64Milli(ev.ts), ev.bits), ${inWindow}))), toInt(0))`
-        : `bitCount(groupBitOrIf(ev.bits, ${inWindow}))`
+    let reached: string
+    if (order === 'strict') {
+      // PostHog's strict funnel (the funnel UDF's strict mode, the exposure prepended as step 0): over the entity's
+      // exposure and step events in time order, an exposure (re)enters the funnel; an event advances every attempt
+      // whose previous step it follows within the conversion window (counted from the attempt's exposure); and
+      // after each event, every step the event does not match is cleared — any other exposure or step event
+      // between two steps breaks the sequence. The level is the highest metric step any attempt reached.
+      const exposed = `(${exposureCondition}) AND ${variantExpr} IN (${variantList}) AND timestamp < ${to}`
+      conditions = [exposed, ...steps]
+      eventColumns = [
+        `(if(${exposed}, 1, 0) + ${steps.map((c, i) => `if(${c}, ${2 ** (i + 1)}, 0)`).join(' + ')}) AS bits`,
+      ]
+      const prev = (i: number) => `arrayElement(acc.1, ${i})`
+      const follows = (i: number) =>
+        `bitTest(x.2, ${i}) AND ${prev(i)} >= 0` + (window === NO_WINDOW ? '' : ` AND x.1 - ${prev(i)} <= ${window}`)
+      const entered = [
+        'if(bitTest(x.2, 0), x.1, -1.)',
+        ...steps.map((_, j) => {
+          const i = j + 1
+          return `if(bitTest(x.2, ${i}), if(${follows(i)}, ${prev(i)}, arrayElement(acc.1, ${i + 1})), -1.)`
+        }),
+      ]
+      // Float throughout: the fold's accumulator must keep one type (HogQL's toInt/toFloat are nullable casts)
+      const best = `arrayMax([acc.2, ${['if(bitTest(x.2, 0), 0., -1.)', ...steps.map((_, j) => `if(${follows(j + 1)}, ${j + 1}., -1.)`)].join(', ')}])`
+      const events = `arraySort(t -> t.1, groupArray(tuple(toUnixTimestamp64Milli(ev.ts) / 1000, ev.bits)))`
+      reached = `greatest(arrayFold((acc, x) -> tuple([${entered.join(', ')}], ${best}), ${events}, tuple(arrayWithConstant(${k + 1}, -1.), -1.)).2, 0)`
+    } else {
+      conditions = steps
+      eventColumns = [`(${steps.map((c, i) => `if(${c}, ${2 ** i}, 0)`).join(' + ')}) AS bits`]
+      reached =
+        order === 'ordered'
+          ? `arrayFold((acc, x) -> if(acc < ${k} AND bitTest(x, acc), acc + 1, acc), ` +
+            `arrayMap(t -> t.2, arraySort(t -> t.1, groupArrayIf(tuple(toUnixTimestamp64Milli(ev.ts), ev.bits), ${inWindow}))), toInt(0))`
+          : `bitCount(groupBitOrIf(ev.bits, ${inWindow}))`
+    }
     perEntity = [`toInt(${reached}) AS level`]
     variantColumns = [
       'count() AS n',
@@ -335,13 +361,28 @@ export function buildExperimentQuery(
       'sum(value0 * value1) AS ps',
     ]
   }
-  const metricEvents =
-    `SELECT toString(${entity}) AS entity_id, timestamp AS ts, ${eventColumns.join(', ')} FROM events ` +
-    `WHERE (${conditions.map((c) => `(${c})`).join(' OR ')}) AND timestamp >= ${from} AND timestamp < ${eventsTo}`
+  // One read of the events: each entity's exposures (variant, first and last exposure) and its metric events, kept
+  // as arrays, then unrolled beside the entity's exposure for the per-entity aggregates above (an entity without
+  // metric events keeps one row of default values, as an outer join would give it). A join of exposures with
+  // metric events read separately reads the table twice and hashes every metric event.
+  const names = eventColumns.map((c) => c.slice(c.lastIndexOf(' AS ') + 4))
+  const read =
+    `SELECT toString(${entity}) AS entity_id, timestamp AS ts, if(${isExposure}, 1, 0) AS is_exposure, ` +
+    `${variantExpr} AS variant_raw, if(${conditions.map((c) => `(${c})`).join(' OR ')}, 1, 0) AS is_metric, ` +
+    `${eventColumns.join(', ')} FROM events ` +
+    `WHERE (${[isExposure, ...conditions].map((c) => `(${c})`).join(' OR ')}) ` +
+    `AND timestamp >= ${from} AND timestamp < ${eventsTo} AND toString(${entity}) != ''`
+  const perEntityEvents =
+    `SELECT entity_id, ${firstSeen ? 'argMinIf(variant_raw, ts, is_exposure = 1)' : `if(uniqExactIf(variant_raw, is_exposure = 1) > 1, '${MULTIPLE}', anyIf(variant_raw, is_exposure = 1))`} AS variant, ` +
+    'minIf(ts, is_exposure = 1) AS first_exposure_time, maxIf(ts, is_exposure = 1) AS last_exposure_time, ' +
+    `groupArrayIf(tuple(ts, ${names.join(', ')}), is_metric = 1) AS evs ` +
+    `FROM (${read}) GROUP BY entity_id HAVING countIf(is_exposure = 1) > 0`
+  const unrolled =
+    'SELECT entity_id, variant, first_exposure_time, last_exposure_time, e.1 AS ts' +
+    `${names.map((n, i) => `, e.${i + 2} AS ${n}`).join('')} FROM (${perEntityEvents}) LEFT ARRAY JOIN evs AS e`
   const entities =
-    `SELECT ex.variant AS variant, ex.entity_id AS entity_id, ${perEntity.join(', ')} ` +
-    `FROM (${exposures}) AS ex LEFT JOIN (${metricEvents}) AS ev ON ex.entity_id = ev.entity_id ` +
-    `GROUP BY ex.variant, ex.entity_id`
+    `SELECT ev.variant AS variant, ev.entity_id AS entity_id, ${perEntity.join(', ')} ` +
+    `FROM (${unrolled}) AS ev GROUP BY ev.variant, ev.entity_id`
   const hogql = `SELECT variant, ${variantColumns.join(', ')} FROM (${entities}) WHERE variant != '${MULTIPLE}' GROUP BY variant`
   let boundsHogql: string | undefined
   if (type === 'mean' && !bounds && (metric.lower_bound_percentile != null || metric.upper_bound_percentile != null)) {
