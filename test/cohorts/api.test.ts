@@ -8,7 +8,7 @@ let base: string
 beforeAll(async () => {
   t = await startTestApp()
   base = `/api/projects/${t.creds.project_id}/cohorts`
-}, 60_000)
+}, 180_000)
 afterAll(() => t?.close())
 
 const post = (payload: Record<string, unknown>, headers = t.auth) =>
@@ -35,11 +35,14 @@ describe('dynamic cohorts', () => {
             {
               type: 'OR',
               values: [
-                { key: 'plan', value: 'pro', type: 'person' },
+                { key: 'plan', value: 'pro', type: 'person', operator: 'exact' },
                 { key: 'seats', value: 10, operator: 'gt', type: 'person' },
               ],
             },
-            { type: 'AND', values: [{ key: 'country', value: 'FR', type: 'person', negation: true }] },
+            {
+              type: 'AND',
+              values: [{ key: 'country', value: 'FR', type: 'person', operator: 'exact', negation: true }],
+            },
           ],
         },
       },
@@ -106,7 +109,7 @@ describe('static cohorts', () => {
   it('takes distinct ids as a JSON list or CSV text and matches any distinct id of the person', async () => {
     const cohort = await createCohort(t, { name: 'Beta testers', is_static: true, distinct_ids: ['beta-1', 'beta-2'] })
     expect(cohort.count).toBe(2)
-    const updated = await patch(cohort.id, { csv: 'distinct_id\nbeta-3\n"beta-4"\nbeta-1\n' })
+    const updated = await patch(cohort.id, { csv: 'distinct_id,plan\nbeta-3,pro\n"beta-4",pro\nbeta-1,pro\n' })
     expect(updated.json()).toMatchObject({ count: 4, is_static: true })
     await cohortFlag('beta', cohort.id)
     await insertPerson(t, ['beta-3', 'beta-3-other-device'], {})
@@ -133,19 +136,28 @@ describe('static cohorts', () => {
 })
 
 describe('lifecycle and access', () => {
-  it('soft deletes with PATCH; flags still targeting it fail visibly; DELETE answers 405', async () => {
+  it('soft deletes with PATCH once no active flag uses it; a flag turned back on fails visibly; DELETE answers 405', async () => {
     const cohort = await createCohort(t, {
       name: 'Doomed',
-      filters: { properties: { type: 'AND', values: [{ key: 'x', value: 1, type: 'person' }] } },
+      filters: { properties: { type: 'AND', values: [{ key: 'x', value: 1, type: 'person', operator: 'exact' }] } },
     })
-    await cohortFlag('uses-doomed', cohort.id)
+    const flag = await cohortFlag('uses-doomed', cohort.id)
     expect(
       (await t.burrow.app.inject({ method: 'DELETE', url: `${base}/${cohort.id}/`, headers: t.auth })).statusCode,
     ).toBe(405)
+    const flagUrl = `/api/projects/${t.creds.project_id}/feature_flags/${flag.id}/`
+    const off = await t.burrow.app.inject({
+      method: 'PATCH',
+      url: flagUrl,
+      headers: t.auth,
+      payload: { active: false },
+    })
+    expect(off.statusCode).toBe(200)
     const deleted = await patch(cohort.id, { deleted: true })
     expect(deleted.json().deleted).toBe(true)
     const list = (await t.burrow.app.inject({ url: `${base}/`, headers: t.auth })).json()
     expect(list.results.map((c: { id: number }) => c.id)).not.toContain(cohort.id)
+    await t.burrow.app.inject({ method: 'PATCH', url: flagUrl, headers: t.auth, payload: { active: true } })
     const json = (await postFlags(t, { distinct_id: 'z', person_properties: { x: 1 } })).json()
     expect(json.errorsWhileComputingFlags).toBe(true)
     expect(json.flags['uses-doomed']).toMatchObject({ enabled: false, failed: true })
