@@ -1,6 +1,6 @@
 import crypto from 'node:crypto'
-import type { Transaction } from 'kysely'
-import type { PersonStore } from '../persons/store.js'
+import type { Kysely, Transaction } from 'kysely'
+import type { PersonRow, PersonStore } from '../persons/store.js'
 import type { MetaDatabase } from '../storage/meta/schema.js'
 import { cleanText, isEventToPersonProperty, type NormalizedEvent, setProperty } from './normalize.js'
 
@@ -48,6 +48,23 @@ export function personlessId(teamId: number, distinctId: string): string {
 
 const chTime = (iso: string) => iso.replace('T', ' ').replace('Z', '')
 
+/** A row changed since it was read (a writer that does not take the project's lock): the batch is run again. */
+class StaleRow extends Error {
+  constructor(what: string) {
+    super(`${what} changed while the batch ran`)
+  }
+}
+/** Runs of a batch that met a changed row, before its error is given to the caller. */
+const MAX_ATTEMPTS = 3
+
+const toCached = (row: PersonRow): CachedPerson => ({
+  id: row.id,
+  properties: JSON.parse(row.properties) as Props,
+  isIdentified: Number(row.is_identified) === 1,
+  version: Number(row.version),
+  createdAt: row.created_at,
+})
+
 /**
  * Person and group processing, in event order: `$set`/`$set_once`/`$unset`, `$identify` and `$create_alias`
  * merges, `$merge_dangerously`, `$groupidentify`, group columns. The metadata store is the source of truth;
@@ -55,13 +72,24 @@ const chTime = (iso: string) => iso.replace('T', ' ').replace('Z', '')
  * free of queries. Batches of one project run one at a time, so two requests never create the same person twice;
  * requests that wait meanwhile are processed together, in order, in one transaction (one commit for many new
  * persons instead of one each), and should that fail, each on its own.
+ *
+ * With several processes on one PostgreSQL database (`persons.shared`), what this one has cached may be stale:
+ * a batch that writes runs under the project's advisory lock (every writer of persons takes it) and reads the
+ * current rows of its distinct ids first, keeping cached objects whose person and version still match; a batch
+ * that writes nothing checks the person id and version of its distinct ids in one read, and one whose events have
+ * no person profile (nothing to create) reads their persons without the lock. Either way each batch
+ * sees every change committed before it, as one process would. Updates are checked against the version read,
+ * and a batch that meets a changed row is run again.
  */
 export function createPersonProcessor(deps: {
   persons: PersonStore
   clock: () => Date
   /** Told which distinct ids a batch touched, after it is committed (readers' caches drop them). */
   onChanged?: (teamId: number, distinctIds: string[]) => void
+  /** Told after a batch created a group type (flag definitions carry the project's group types). */
+  onGroupTypesChanged?: (teamId: number) => void
 }) {
+  const shared = deps.persons.shared
   const cache = new Map<string, CachedPerson | null>()
   const groupTypes = new Map<number, Map<string, number>>()
   /** Per project, the requests waiting while one of its batches runs. */
@@ -182,6 +210,22 @@ export function createPersonProcessor(deps: {
       groupTypes.clear()
     },
 
+    /** Forgets what another process changed: these distinct ids of a project, or all of it (`null`). */
+    forget(teamId: number, distinctIds: Iterable<string> | null) {
+      if (distinctIds) {
+        for (const distinctId of distinctIds) cache.delete(cacheKey(teamId, distinctId))
+        return
+      }
+      const prefix = cacheKey(teamId, '')
+      for (const key of cache.keys()) if (key.startsWith(prefix)) cache.delete(key)
+      groupTypes.delete(teamId)
+    },
+
+    /** Forgets a project's group types (another process created one), read again by the next batch. */
+    forgetGroupTypes(teamId: number) {
+      groupTypes.delete(teamId)
+    },
+
     /** Group type name → index for a project (`$group_0..4`), as known so far. */
     groupTypeIndexes: loadGroupTypes,
 
@@ -206,6 +250,17 @@ export function createPersonProcessor(deps: {
    * each request its part of the result; the event-store rows a request's events produced go with that request.
    */
   async function processBatch(teamId: number, events: NormalizedEvent[], sizes: number[]): Promise<ProcessedBatch[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await processOnce(teamId, events, sizes)
+      } catch (err) {
+        // What it had cached is forgotten: the next run reads the rows as they are now.
+        if (!(err instanceof StaleRow) || attempt >= MAX_ATTEMPTS) throw err
+      }
+    }
+  }
+
+  async function processOnce(teamId: number, events: NormalizedEvent[], sizes: number[]): Promise<ProcessedBatch[]> {
     const mirrors: MirrorRows[] = sizes.map(() => ({ persons: [], distinctIds: [], groups: [] }))
     /** The mirror rows of the request whose event is being processed. */
     let mirror = mirrors[0]
@@ -231,22 +286,43 @@ export function createPersonProcessor(deps: {
     const remapped = new Set<string>()
     const written = new Set<CachedPerson>()
     const newTypes: [string, number][] = []
+    /** Persons updated (not created) by the batch, and their distinct ids. */
+    const updatedPersons = new Set<string>()
+    const alsoChanged: string[] = []
+    /** Whether the project's group types were read under its lock in this batch. */
+    let typesRead = false
 
-    const needsTx = events.some((ev) => {
+    /** The cached person of each distinct id of the batch, when nothing needs writing. */
+    const seen = new Map<string, CachedPerson | null>()
+    let needsTx = events.some((ev) => {
       if (ev.event === '$identify' || ev.event === '$create_alias' || ev.event === '$merge_dangerously') return true
       if (ev.event === '$groupidentify' || ev.event === '$group_identify') return true
       for (const type of Object.keys(ev.groups)) if (!types.has(type)) return true
       const cached = cache.get(cacheKey(teamId, ev.distinctId))
       if (cached === undefined) return true
+      seen.set(ev.distinctId, cached)
       if (!ev.processPerson) return false
       if (cached === null) return true
       return changesProperties(cached.properties, ev)
     })
+    // Another process may have changed these persons since they were cached (a notification is on its way).
+    if (!needsTx && shared) needsTx = !(await cacheHolds(teamId, seen))
+    // Events that only need their persons looked up (no person profile, nothing to create) wait for no lock.
+    if (needsTx && shared && events.every((ev) => readsOnly(ev, types))) {
+      const found = await currentPersons(deps.persons.db, teamId, new Set(events.map((ev) => ev.distinctId)))
+      for (const [key, person] of found) remember(key, person)
+      for (let i = 0; i < events.length; i++) {
+        const person = found.get(cacheKey(teamId, events[i].distinctId))
+        personIds[i] = person ? person.id : personlessId(teamId, events[i].distinctId)
+        groupColumns[i] = groupColumnsOf(events[i], types)
+      }
+      return split()
+    }
 
     if (!needsTx) {
       for (let i = 0; i < events.length; i++) {
         const ev = events[i]
-        const cached = cache.get(cacheKey(teamId, ev.distinctId))
+        const cached = seen.get(ev.distinctId)
         personIds[i] = cached ? cached.id : personlessId(teamId, ev.distinctId)
         groupColumns[i] = groupColumnsOf(ev, types)
       }
@@ -255,6 +331,7 @@ export function createPersonProcessor(deps: {
 
     const runTransaction = () =>
       deps.persons.db.transaction().execute(async (tx) => {
+        if (shared) await readCurrent(tx)
         const lookup = async (distinctId: string): Promise<CachedPerson | null> => {
           const key = cacheKey(teamId, distinctId)
           if (staged.has(key)) return staged.get(key) ?? null
@@ -336,8 +413,9 @@ export function createPersonProcessor(deps: {
         }
 
         const savePerson = async (person: CachedPerson) => {
+          const read = person.version
           person.version += 1
-          await tx
+          const updated = await tx
             .updateTable('persons')
             .set({
               properties: JSON.stringify(person.properties),
@@ -345,7 +423,10 @@ export function createPersonProcessor(deps: {
               version: person.version,
             })
             .where('id', '=', person.id)
-            .execute()
+            .where('version', '=', read)
+            .executeTakeFirst()
+          if (Number(updated.numUpdatedRows) !== 1) throw new StaleRow(`person ${person.id}`)
+          updatedPersons.add(person.id)
           mirrorPerson(person)
         }
 
@@ -385,7 +466,12 @@ export function createPersonProcessor(deps: {
               .execute()
             await tx.deleteFrom('feature_flag_hash_key_overrides').where('person_id', '=', source.id).execute()
           }
-          await tx.deleteFrom('persons').where('id', '=', source.id).execute()
+          const removed = await tx
+            .deleteFrom('persons')
+            .where('id', '=', source.id)
+            .where('version', '=', source.version)
+            .executeTakeFirst()
+          if (Number(removed.numDeletedRows) !== 1) throw new StaleRow(`person ${source.id}`)
           for (const m of moved) {
             stage(m.distinct_id, target)
             mirrorDistinctId(m.distinct_id, target.id, Number(m.version) + 1)
@@ -449,6 +535,13 @@ export function createPersonProcessor(deps: {
           personIds[i] = person.id
         }
 
+        // Readers cache persons by distinct id: those of an updated person this batch did not name must hear too.
+        if (deps.onChanged && updatedPersons.size > 0) {
+          for (const distinctId of await deps.persons.distinctIdsOfPersons(tx, [...updatedPersons])) {
+            alsoChanged.push(distinctId)
+          }
+        }
+
         async function groupColumnsFor(ev: NormalizedEvent): Promise<string[]> {
           for (const type of Object.keys(ev.groups)) await ensureGroupType(type)
           return groupColumnsOf(ev, types)
@@ -457,9 +550,16 @@ export function createPersonProcessor(deps: {
         async function ensureGroupType(type: string): Promise<number | undefined> {
           const known = types.get(type)
           if (known !== undefined) return known
+          if (shared && !typesRead) {
+            // Under the project's lock: the types other processes created, so that no index is given twice.
+            typesRead = true
+            for (const r of await deps.persons.groupTypeMapping(teamId, tx)) types.set(r.group_type, r.group_type_index)
+            const created = types.get(type)
+            if (created !== undefined) return created
+          }
           if (types.size >= MAX_GROUP_TYPES) return undefined
           const index = types.size
-          await tx
+          const inserted = await tx
             .insertInto('group_type_mappings')
             .values({
               team_id: teamId,
@@ -469,7 +569,8 @@ export function createPersonProcessor(deps: {
               name_plural: null,
             })
             .onConflict((oc) => oc.doNothing())
-            .execute()
+            .executeTakeFirst()
+          if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) throw new StaleRow(`group type ${type}`)
           types.set(type, index)
           newTypes.push([type, index])
           return index
@@ -526,26 +627,95 @@ export function createPersonProcessor(deps: {
     } catch (err) {
       // Cached persons may have been edited in place before the failure: forget them (under every distinct id
       // that shares the object), the store has the truth.
+      for (const key of seen.keys()) cache.delete(cacheKey(teamId, key))
       forgetPersons(new Set([...staged.values()].filter((p): p is CachedPerson => p !== null)), staged.keys())
       groupTypes.delete(teamId)
       throw err
     }
 
     for (const [key, person] of staged) remember(key, person)
-    const changed: string[] = []
+    const changed = new Set<string>(alsoChanged)
     for (const [key, person] of staged) {
-      if (remapped.has(key) || (person && written.has(person))) changed.push(key.slice(key.indexOf('\u0000') + 1))
+      if (remapped.has(key) || (person && written.has(person))) changed.add(key.slice(key.indexOf('\u0000') + 1))
     }
-    if (deps.onChanged && changed.length > 0) {
-      // Committed: a listener's failure must not make the caller redo the batch.
+    // Committed: a listener's failure must not make the caller redo the batch (readers' caches expire on their own).
+    if (deps.onChanged && changed.size > 0) {
       try {
-        deps.onChanged(teamId, changed)
-      } catch {
-        // Readers' caches expire on their own.
-      }
+        deps.onChanged(teamId, [...changed])
+      } catch {}
+    }
+    if (deps.onGroupTypesChanged && newTypes.length > 0) {
+      try {
+        deps.onGroupTypesChanged(teamId)
+      } catch {}
     }
     return split()
+
+    /**
+     * Under the project's lock, the current person of every distinct id the batch names, staged for it: a cached
+     * object is kept when its person and version are unchanged (shared by the distinct ids of one person).
+     */
+    async function readCurrent(tx: Transaction<MetaDatabase>) {
+      await deps.persons.lockProject(tx, teamId)
+      const named = new Set<string>()
+      for (const ev of events) {
+        named.add(ev.distinctId)
+        const other = mergeTarget(ev)
+        if (other !== undefined) named.add(other)
+      }
+      for (const [key, person] of await currentPersons(tx, teamId, named)) staged.set(key, person)
+    }
   }
+
+  /**
+   * The current person of each distinct id (`null`: none), by cache key: a cached object is kept when its person
+   * and version are unchanged (shared by the distinct ids of one person).
+   */
+  async function currentPersons(
+    db: Kysely<MetaDatabase> | Transaction<MetaDatabase>,
+    teamId: number,
+    distinctIds: Set<string>,
+  ): Promise<Map<string, CachedPerson | null>> {
+    const found = new Map<string, CachedPerson | null>()
+    const byId = new Map<string, CachedPerson>()
+    for (const row of await deps.persons.personsFor(db, teamId, [...distinctIds])) {
+      let person = byId.get(row.id)
+      if (!person) {
+        const cached = cache.get(cacheKey(teamId, row.distinct_id))
+        person = cached && cached.id === row.id && cached.version === Number(row.version) ? cached : toCached(row)
+        byId.set(row.id, person)
+      }
+      found.set(cacheKey(teamId, row.distinct_id), person)
+    }
+    for (const distinctId of distinctIds) {
+      const key = cacheKey(teamId, distinctId)
+      if (!found.has(key)) found.set(key, null)
+    }
+    return found
+  }
+
+  /** Whether the cached persons of these distinct ids are still theirs, at the version cached; drops those not. */
+  async function cacheHolds(teamId: number, seen: Map<string, CachedPerson | null>): Promise<boolean> {
+    const current = new Map<string, { person_id: string; version: number | string }>()
+    for (const row of await deps.persons.versionsFor(teamId, [...seen.keys()])) current.set(row.distinct_id, row)
+    let holds = true
+    for (const [distinctId, cached] of seen) {
+      const row = current.get(distinctId)
+      if (cached === null ? row === undefined : row?.person_id === cached.id && Number(row.version) === cached.version)
+        continue
+      cache.delete(cacheKey(teamId, distinctId))
+      holds = false
+    }
+    return holds
+  }
+}
+
+/** Whether an event only needs its person looked up: no profile to write, no merge, no group to create or set. */
+function readsOnly(ev: NormalizedEvent, types: Map<string, number>): boolean {
+  if (ev.processPerson || mergeTarget(ev) !== undefined) return false
+  if (ev.event === '$groupidentify' || ev.event === '$group_identify') return false
+  for (const type of Object.keys(ev.groups)) if (!types.has(type)) return false
+  return true
 }
 
 function mergeTarget(ev: NormalizedEvent): string | undefined {

@@ -2,8 +2,8 @@ import type { PersonRow, PersonStore } from './store.js'
 
 /**
  * Persons by distinct id for the read-heavy `/flags` path, kept for a few seconds. This process's own
- * ingestion invalidates what it changes at once; the time limit bounds how stale a change made by another
- * process can be.
+ * ingestion invalidates what it changes at once, another process's changes are dropped when its notification
+ * arrives (see changes.ts); the time limit bounds how stale a change can be should a notification be lost.
  */
 export function createPersonCache(deps: {
   persons: Pick<PersonStore, 'getByDistinctId'>
@@ -43,6 +43,16 @@ export function createPersonCache(deps: {
     invalidate(teamId: number, distinctIds: Iterable<string>) {
       generation++
       for (const id of distinctIds) entries.delete(keyOf(teamId, id))
+    },
+    /** Forgets a project's persons (another process changed more of them than a notification names). */
+    invalidateProject(teamId: number) {
+      generation++
+      const prefix = keyOf(teamId, '')
+      for (const key of entries.keys()) if (key.startsWith(prefix)) entries.delete(key)
+    },
+    invalidateAll() {
+      generation++
+      entries.clear()
     },
   }
 }

@@ -2,7 +2,9 @@
  * The persons API: lists through HogQL over the event store's copy of persons (tenant isolation by the compiler),
  * the rows themselves from the metadata store (the source of truth); property changes go through capture as
  * PostHog's do (a `$set` / `$delete_person_property` event), so every cache and copy hears of them; split and delete
- * write the metadata store, drop the changed distinct ids from this process's caches and write the event store's copy.
+ * write the metadata store under the project's person lock (the one ingestion takes in every process), drop the
+ * changed distinct ids from the person caches (`invalidate` tells the other processes too) and write the event
+ * store's copy.
  */
 import crypto from 'node:crypto'
 import type { ActivityStore } from '../activity/store.js'
@@ -210,6 +212,8 @@ export function createPersonService(deps: {
     const ids: string[] = []
     const removed: { row: PersonRow | null; distinctIds: string[] }[] = []
     await db.transaction().execute(async (tx) => {
+      // Ingestion in any process writes these persons under the same lock.
+      await deps.persons.lockProject(tx, team.id)
       for (const target of targets) {
         let distinctIds = target.distinctIds
         if (target.row) {
@@ -340,6 +344,7 @@ export function createPersonService(deps: {
       const row = await load(team.id, idOrUuid)
       const moved: string[] = []
       await db.transaction().execute(async (tx) => {
+        await deps.persons.lockProject(tx, team.id)
         const ids = (
           await tx
             .selectFrom('person_distinct_ids')

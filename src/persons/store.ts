@@ -1,12 +1,22 @@
-import { CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, type Selectable, sql, type Transaction } from 'kysely'
+import type { MetaDialect } from '../storage/meta/db.js'
 import type { GroupTable, MetaDatabase, PersonTable } from '../storage/meta/schema.js'
 
 export type PersonRow = Selectable<PersonTable>
 export type GroupRow = Selectable<GroupTable>
 type Db = Kysely<MetaDatabase> | Transaction<MetaDatabase>
 
-/** Persons, distinct ids, groups and group types: the source of truth for person and group properties. */
-export function createPersonStore(db: Kysely<MetaDatabase>) {
+/** The first key of the persons' advisory locks (the second is the project): apart from every other lock's. */
+const PERSONS_LOCK = 1_885_696_883
+/** Distinct ids read in one statement at most. */
+const CHUNK = 1_000
+
+/**
+ * Persons, distinct ids, groups and group types: the source of truth for person and group properties.
+ * `dialect` says whether other processes may write the same rows (PostgreSQL) or this one is alone (SQLite).
+ */
+export function createPersonStore(db: Kysely<MetaDatabase>, dialect: MetaDialect = 'sqlite') {
+  const shared = dialect === 'postgres'
   // The hottest read (a /flags request's person, each captured event's person): its SQL is built once, not
   // compiled from the query builder on every call. The sentinels check where its two parameters go.
   const template = db
@@ -30,7 +40,62 @@ export function createPersonStore(db: Kysely<MetaDatabase>) {
 
   return {
     db,
+    /** Whether other processes write persons too (PostgreSQL): what this one has cached may be stale. */
+    shared,
+    /**
+     * Makes the writers of a project's persons, distinct ids and group types take turns across processes, until
+     * `tx` ends (PostgreSQL; on SQLite the database itself lets one writer in at a time).
+     */
+    async lockProject(tx: Transaction<MetaDatabase>, teamId: number): Promise<void> {
+      if (shared) await sql`SELECT pg_advisory_xact_lock(${PERSONS_LOCK}, ${teamId})`.execute(tx)
+    },
     personFor,
+    /** The persons of many distinct ids in one statement per thousand, each row with the distinct id it was found by. */
+    async personsFor(tx: Db, teamId: number, distinctIds: string[]) {
+      const rows: (PersonRow & { distinct_id: string })[] = []
+      for (let i = 0; i < distinctIds.length; i += CHUNK) {
+        rows.push(
+          ...(await tx
+            .selectFrom('person_distinct_ids')
+            .innerJoin('persons', 'persons.id', 'person_distinct_ids.person_id')
+            .selectAll('persons')
+            .select('person_distinct_ids.distinct_id')
+            .where('person_distinct_ids.team_id', '=', teamId)
+            .where('person_distinct_ids.distinct_id', 'in', distinctIds.slice(i, i + CHUNK))
+            .execute()),
+        )
+      }
+      return rows
+    },
+    /** Every distinct id of these persons. */
+    async distinctIdsOfPersons(tx: Db, personIds: string[]): Promise<string[]> {
+      const ids: string[] = []
+      for (let i = 0; i < personIds.length; i += CHUNK) {
+        const rows = await tx
+          .selectFrom('person_distinct_ids')
+          .select('distinct_id')
+          .where('person_id', 'in', personIds.slice(i, i + CHUNK))
+          .execute()
+        for (const r of rows) ids.push(r.distinct_id)
+      }
+      return ids
+    },
+    /** Person id and version of each distinct id that has a person (to check what a cache holds). */
+    async versionsFor(teamId: number, distinctIds: string[]) {
+      const rows: { distinct_id: string; person_id: string; version: number | string }[] = []
+      for (let i = 0; i < distinctIds.length; i += CHUNK) {
+        rows.push(
+          ...(await db
+            .selectFrom('person_distinct_ids')
+            .innerJoin('persons', 'persons.id', 'person_distinct_ids.person_id')
+            .select(['person_distinct_ids.distinct_id', 'person_distinct_ids.person_id', 'persons.version'])
+            .where('person_distinct_ids.team_id', '=', teamId)
+            .where('person_distinct_ids.distinct_id', 'in', distinctIds.slice(i, i + CHUNK))
+            .execute()),
+        )
+      }
+      return rows
+    },
     getByDistinctId: (teamId: number, distinctId: string) => personFor(db, teamId, distinctId),
     getById: (teamId: number, id: string) =>
       db.selectFrom('persons').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
@@ -42,8 +107,8 @@ export function createPersonStore(db: Kysely<MetaDatabase>) {
         .orderBy('distinct_id')
         .execute()
         .then((rows) => rows.map((r) => r.distinct_id)),
-    groupTypeMapping: (teamId: number) =>
-      db
+    groupTypeMapping: (teamId: number, tx: Db = db) =>
+      tx
         .selectFrom('group_type_mappings')
         .selectAll()
         .where('team_id', '=', teamId)

@@ -225,7 +225,9 @@ describe('one person', () => {
   it("lists a person's cohorts", async () => {
     const cohort = await post(`/api/projects/${t.creds.project_id}/cohorts/`, {
       name: 'Pro',
-      filters: { properties: { type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] } },
+      filters: {
+        properties: { type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person', operator: 'exact' }] },
+      },
     })
     expect(cohort.statusCode).toBe(201)
     const alice = await aliceId()

@@ -35,3 +35,34 @@ describe.runIf(isPostgres)('PostgreSQL connections ended by the server', () => {
     expect(res.statusCode).toBe(200)
   })
 })
+
+describe.runIf(isPostgres)('PostgreSQL connection ended by the server while checked out', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp()
+  })
+  afterAll(() => t?.close())
+
+  it('does not end the process: the next statement on it fails, and the pool then connects anew', async () => {
+    const { db } = t.burrow.meta
+    const failed = await db.connection().execute(async (conn) => {
+      const pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(conn)).rows[0].pid
+      const admin = new pg.Client({ connectionString: process.env.DATABASE_URL })
+      await admin.connect()
+      try {
+        await admin.query('SELECT pg_terminate_backend($1)', [pid])
+      } finally {
+        await admin.end()
+      }
+      // The server's notice arrives while the connection is checked out and idle between two statements.
+      await new Promise((r) => setTimeout(r, 300))
+      return sql`SELECT 1`.execute(conn).then(
+        () => false,
+        () => true,
+      )
+    })
+    expect(failed).toBe(true)
+    const after = await sql<{ one: number }>`SELECT 1 AS one`.execute(db)
+    expect(after.rows[0].one).toBe(1)
+  })
+})

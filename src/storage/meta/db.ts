@@ -26,6 +26,18 @@ export function openMetaDb(url: string): MetaDb {
     pool.on('error', (err) => {
       if (!closing) console.error(`burrow: an idle PostgreSQL connection failed: ${err.message}`)
     })
+    // The pool listens only to idle connections: one the server ends while it is checked out (between two
+    // statements of a transaction, or holding a lock) would report with no one listening and end the process.
+    // Its statement fails on its own; the connection is not reusable and the pool drops it on release.
+    const inUse = new WeakSet<pg.PoolClient>()
+    pool.on('acquire', (client) => inUse.add(client))
+    pool.on('release', (_err, client) => inUse.delete(client))
+    pool.on('connect', (client) => {
+      client.on('error', (err) => {
+        if (!closing && inUse.has(client))
+          console.error(`burrow: a PostgreSQL connection in use failed: ${err.message}`)
+      })
+    })
     const db = new Kysely<MetaDatabase>({ dialect: new PostgresDialect({ pool }) })
     return {
       db,
