@@ -1,6 +1,6 @@
 // Per-project flag definitions held in memory: /flags reads them from here on every request, so the metadata
-// store is asked once per change (the services invalidate) or once per TTL (changes made by other processes,
-// group types created by ingestion), never once per request.
+// store is asked once per change (the services, and ingestion when it creates a group type, invalidate; other
+// processes are told through the change bus) or once per TTL (the safety net), never once per request.
 import type { Cohort, FlagDefinition } from './types.js'
 
 export interface TeamDefinitions {
@@ -213,6 +213,13 @@ export function createDefinitionsCache(deps: {
     },
     invalidateProjects(): void {
       projects.clear()
+    },
+    /** Drops every team's definitions (changes may have been missed). */
+    invalidateAll(): void {
+      for (const teamId of [...definitions.keys()]) {
+        generations.set(teamId, (generations.get(teamId) ?? 0) + 1)
+        definitions.delete(teamId)
+      }
     },
   }
 }

@@ -107,6 +107,9 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
 
+/** A decoder's message as a sentence: one final full stop, whether the message brought its own or not. */
+const sentence = (message: string) => (/[.!?]$/.test(message) ? message : `${message}.`)
+
 export function flagsEndpointRoutes(deps: {
   cache: DefinitionsCache
   evaluator: FlagsEvaluator
@@ -130,9 +133,14 @@ export function flagsEndpointRoutes(deps: {
     } catch (error) {
       if (!(error instanceof DecodeError)) throw error
       if (error.statusCode === 413) {
-        throw new ApiError(413, 'invalid_request', 'request_too_large', `Request body is too large: ${error.message}.`)
+        throw new ApiError(
+          413,
+          'invalid_request',
+          'request_too_large',
+          `Request body is too large: ${sentence(error.message)}`,
+        )
       }
-      throw new ValidationError(`Malformed request data: ${error.message}.`, null, 'invalid_payload')
+      throw new ValidationError(`Malformed request data: ${sentence(error.message)}`, null, 'invalid_payload')
     }
     if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded)) {
       throw new ValidationError('Malformed request data: the body must be a JSON object.', null, 'invalid_payload')

@@ -1,12 +1,14 @@
 // Checks a flag's `filters` as the management API receives them and returns them in stored form (payloads as
 // JSON strings). Pure: the caller passes what exists in the project (group types, cohorts, flags).
 import { ValidationError } from '../http/errors.js'
+import { parsePropertyDate } from './dates.js'
+import { compileRegex } from './regex.js'
 import type { FlagCondition, FlagFilters, FlagVariant, PropertyFilter } from './types.js'
 
 export interface FilterContext {
   groupTypeIndexes: ReadonlySet<number>
-  /** Live cohort ids of the project. */
-  cohortIds: ReadonlySet<number>
+  /** Live cohorts of the project: each one's name, and the name of a cohort with behavioural filters it reaches. */
+  cohorts: ReadonlyMap<number, { name: string; behavioralName: string | null }>
   /** Live flag ids of the project other than the one being saved. */
   flagIds: ReadonlySet<number>
 }
@@ -19,9 +21,27 @@ export const PROPERTY_OPERATORS = new Set([
   ...['semver_caret', 'semver_wildcard'],
 ])
 
-const fail = (detail: string): never => {
-  throw new ValidationError(detail, 'filters')
+const fail = (detail: string, code?: string): never => {
+  throw new ValidationError(detail, 'filters', code)
 }
+
+/** A value as PostHog's (Python) messages print it. */
+function pythonRepr(value: unknown): string {
+  if (value === null || value === undefined) return 'None'
+  if (value === true) return 'True'
+  if (value === false) return 'False'
+  if (typeof value === 'string') return value
+  if (Array.isArray(value))
+    return `[${value.map((v) => (typeof v === 'string' ? `'${v}'` : pythonRepr(v))).join(', ')}]`
+  if (typeof value === 'object') {
+    const entries = Object.entries(value).map(([k, v]) => `'${k}': ${typeof v === 'string' ? `'${v}'` : pythonRepr(v)}`)
+    return `{${entries.join(', ')}}`
+  }
+  return String(value)
+}
+
+/** Operators PostHog requires a single text value for (numbers are read as their text here too). */
+const SCALAR_OPERATORS = new Set(['regex', 'icontains', 'not_regex', 'not_icontains', 'gte', 'lte', 'gt', 'lt'])
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -48,13 +68,18 @@ function checkProperty(raw: unknown, aggregation: number | null, ctx: FilterCont
       fail(`Filters are not valid (${where}: cohort filters use the operator "in" or "not_in").`)
     }
     const id = Number(raw.value)
-    if (!Number.isInteger(id) || !ctx.cohortIds.has(id))
-      fail(`Cohort with id ${JSON.stringify(raw.value)} does not exist.`)
+    const cohort = Number.isInteger(id) ? ctx.cohorts.get(id) : undefined
+    if (!cohort) return fail(`Cohort with id ${pythonRepr(raw.value)} does not exist`, 'cohort_does_not_exist')
+    if (cohort.behavioralName !== null) {
+      fail(
+        `Cohort '${cohort.behavioralName}' with filters on events cannot be used in feature flags.`,
+        'behavioral_cohort_found',
+      )
+    }
     return { ...raw, key: 'id', type, value: id, operator: operator ?? 'in' } as PropertyFilter
   }
   if (type === 'flag') {
-    if (operator !== 'flag_evaluates_to')
-      fail(`Filters are not valid (${where}: flag filters use "flag_evaluates_to").`)
+    if (operator !== 'flag_evaluates_to') fail("Flag properties must use the 'flag_evaluates_to' operator")
     if (!ctx.flagIds.has(Number(key))) fail(`Flag dependency ${key} does not exist in this project.`)
     if (typeof raw.value !== 'boolean' && typeof raw.value !== 'string') {
       fail(`Filters are not valid (${where}: a flag filter's value is true, false or a variant key).`)
@@ -62,20 +87,47 @@ function checkProperty(raw: unknown, aggregation: number | null, ctx: FilterCont
     return { ...raw, key, type } as PropertyFilter
   }
   if (type === 'person') {
-    if (aggregation !== null) fail(`Filters are not valid (can only use group properties in a group-based flag).`)
+    if (aggregation !== null) fail('Filters are not valid (can only use group properties)')
   } else if (type === 'group') {
     const index = checkGroupTypeIndex(raw.group_type_index ?? aggregation, ctx, where)
     if (index === null || (aggregation !== null && index !== aggregation) || aggregation === null) {
-      fail(`Filters are not valid (group properties must use the flag's group type).`)
+      fail(
+        aggregation === null
+          ? 'Filters are not valid (can only use person, cohort, and flag properties)'
+          : 'Filters are not valid (can only use group properties)',
+      )
     }
   } else {
-    fail(`Filters are not valid (can only use person, group, cohort and flag properties; got "${String(type)}").`)
+    fail(
+      aggregation === null
+        ? 'Filters are not valid (can only use person, cohort, and flag properties)'
+        : 'Filters are not valid (can only use group properties)',
+    )
+  }
+  if (operator === 'in' || operator === 'not_in') {
+    fail(
+      `Invalid operator "${operator}" for a ${type} property: "${operator}" is for cohorts; use "exact" or "is_not" with a list of values.`,
+      'invalid_operator',
+    )
   }
   if (operator !== null && (typeof operator !== 'string' || !PROPERTY_OPERATORS.has(operator))) {
-    fail(`Filters are not valid (${where}: unknown operator ${JSON.stringify(operator)}).`)
+    fail(`Invalid operator ${pythonRepr(operator)} for property "${key}".`, 'invalid_operator')
   }
   if (operator !== 'is_set' && operator !== 'is_not_set' && raw.value === undefined) {
     fail(`Filters are not valid (${where}: property "${key}" needs a value).`)
+  }
+  const value = raw.value
+  if (typeof operator === 'string' && SCALAR_OPERATORS.has(operator)) {
+    if (typeof value !== 'string' && !(typeof value === 'number' && Number.isFinite(value))) {
+      fail(`Invalid value for operator ${operator}: ${pythonRepr(value)}`, 'invalid_value')
+    }
+    if ((operator === 'regex' || operator === 'not_regex') && compileRegex(String(value)) === null) {
+      fail(`Invalid regex pattern: ${String(value)}`, 'invalid_regex')
+    }
+  }
+  if (operator === 'is_date_before' || operator === 'is_date_after') {
+    if (parsePropertyDate(value, 'UTC', new Date()) === null)
+      fail(`Invalid date value: ${pythonRepr(value)}`, 'invalid_date')
   }
   return { ...raw, key, type } as PropertyFilter
 }
@@ -109,9 +161,7 @@ function checkConditions(
     const variant = condition.variant ?? null
     const isDeclared = variants === 'any' || variants.some((v) => v.key === variant)
     if (variant !== null && (typeof variant !== 'string' || !isDeclared)) {
-      fail(
-        `Filters are not valid (${where}: variant override ${JSON.stringify(variant)} is not a variant of this flag).`,
-      )
+      fail('Filters are not valid (variant override does not exist)')
     }
     const checked: FlagCondition = {
       ...condition,
@@ -150,18 +200,21 @@ function checkVariants(raw: unknown): FlagVariant[] {
 
 function checkPayloads(raw: unknown, variants: readonly FlagVariant[]): Record<string, string> {
   if (raw === undefined || raw === null) return {}
-  if (!isObject(raw)) return fail('Payloads must be an object keyed by "true" or a variant key.')
+  if (!isObject(raw)) return fail('Payloads must be passed as a dictionary')
   const payloads: Record<string, string> = {}
   for (const [key, value] of Object.entries(raw)) {
     if (value === null || value === undefined || value === '') continue
-    if (key !== 'true' && !variants.some((v) => v.key === key) && !key.startsWith('holdout-')) {
-      fail(`Payload key "${key}" is neither "true" nor a variant of this flag.`)
+    if (!key.startsWith('holdout-')) {
+      if (variants.length > 0 && !variants.some((v) => v.key === key)) {
+        fail('Payload keys must match a variant key for multivariate flags')
+      }
+      if (variants.length === 0 && key !== 'true') fail("Payload keys must be 'true' for boolean flags")
     }
     if (typeof value === 'string') {
       try {
         JSON.parse(value)
       } catch {
-        fail(`Payload for "${key}" is not valid JSON.`)
+        fail('Payload value is not valid JSON')
       }
       payloads[key] = value
     } else {

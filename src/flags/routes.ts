@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { ActivityStore } from '../activity/store.js'
 import { MethodNotAllowed } from '../http/errors.js'
 import { errorAnswer } from '../http/openapi.js'
 import { pageParams, paginate } from '../http/pagination.js'
-import type { UserStore } from '../users/store.js'
+import type { ActivityPages } from './activity-page.js'
 import {
   ActivityPage,
+  ActivityQuery,
   FeatureFlag,
   FeatureFlagPage,
   FlagCreate,
@@ -24,36 +24,7 @@ const actorOf = (req: FastifyRequest): Actor => ({
 })
 
 /** The management API: list/create/retrieve/PATCH (soft delete with `deleted: true`) and the activity log. */
-export function flagRoutes(deps: {
-  flags: FlagService
-  activity: Pick<ActivityStore, 'list'>
-  users: Pick<UserStore, 'get'>
-  siteUrl: string
-}) {
-  async function activityPage(teamId: number, itemId?: string) {
-    const rows = await deps.activity.list(teamId, 'FeatureFlag', itemId)
-    const users = new Map<number, { first_name: string; email: string } | null>()
-    for (const row of rows) {
-      if (row.user_id !== null && !users.has(row.user_id)) {
-        const user = await deps.users.get(row.user_id)
-        users.set(row.user_id, user ? { first_name: user.first_name, email: user.email } : null)
-      }
-    }
-    return {
-      results: rows.map((row) => ({
-        id: row.id,
-        user: row.user_id === null ? null : (users.get(row.user_id) ?? null),
-        activity: row.activity,
-        scope: row.scope,
-        item_id: row.item_id,
-        detail: JSON.parse(row.detail),
-        created_at: row.created_at,
-      })),
-      next: null,
-      previous: null,
-    }
-  }
-
+export function flagRoutes(deps: { flags: FlagService; activity: ActivityPages; siteUrl: string }) {
   return async (app: FastifyInstance) => {
     const tags = ['feature_flags']
     for (const prefix of PREFIXES) {
@@ -102,14 +73,16 @@ export function flagRoutes(deps: {
           schema: {
             summary: 'Feature flag activity',
             description:
-              'Who changed which flag and how (the activity log of every flag in the project), newest first.',
+              'Who changed which flag and how (the activity log of every flag in the project), newest first, ' +
+              '10 a page (`page`, `limit`).',
             tags,
             params: ProjectOnlyParams,
+            querystring: ActivityQuery,
             response: { 200: ActivityPage },
           },
           config: { scope: 'feature_flag:read' },
         },
-        async (req) => activityPage(req.project.id),
+        async (req) => deps.activity(req.url, deps.siteUrl, req.project.id, 'FeatureFlag', req.query as ActivityQuery),
       )
       app.get(
         `${prefix}/:id/`,
@@ -147,9 +120,10 @@ export function flagRoutes(deps: {
         {
           schema: {
             summary: 'A feature flag’s activity',
-            description: 'The activity log of one flag, newest first.',
+            description: 'The activity log of one flag, newest first, 10 a page (`page`, `limit`).',
             tags,
             params: FlagParams,
+            querystring: ActivityQuery,
             response: { 200: ActivityPage },
           },
           config: { scope: 'feature_flag:read' },
@@ -157,7 +131,14 @@ export function flagRoutes(deps: {
         async (req) => {
           const id = (req.params as { id: number }).id
           await deps.flags.get(req.project.id, id)
-          return activityPage(req.project.id, String(id))
+          return deps.activity(
+            req.url,
+            deps.siteUrl,
+            req.project.id,
+            'FeatureFlag',
+            req.query as ActivityQuery,
+            String(id),
+          )
         },
       )
       // PostHog's flag viewset forbids hard deletes: PATCH `deleted: true` instead.

@@ -27,6 +27,10 @@ export const FlagUpdate = Type.Object({
   evaluation_tags: Type.Optional(Tags),
   tags: Type.Optional(Tags),
   bucketing_identifier: Type.Optional(Bucketing),
+  /** The version the editor loaded: with `original_flag`, a stale version that touches changed fields is a 409. */
+  version: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  /** The flag as the editor loaded it (PostHog's conflict check compares against it). */
+  original_flag: Type.Optional(Type.Unknown()),
   /** Create-time shortcut: one condition without properties at this rollout. */
   rollout_percentage: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()])),
 })
@@ -83,6 +87,12 @@ export const FeatureFlagPage = Type.Object({
   results: Type.Array(FeatureFlag),
 })
 
+export const ActivityQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  page: Type.Optional(Type.Integer({ minimum: 1 })),
+})
+export type ActivityQuery = Static<typeof ActivityQuery>
+
 export const ActivityPage = Type.Object({
   results: Type.Array(
     Type.Object({
@@ -97,4 +107,5 @@ export const ActivityPage = Type.Object({
   ),
   next: Type.Union([Type.String(), Type.Null()]),
   previous: Type.Union([Type.String(), Type.Null()]),
+  total_count: Type.Optional(Type.Integer()),
 })

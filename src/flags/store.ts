@@ -1,4 +1,5 @@
-import type { Generated, Kysely, Selectable } from 'kysely'
+import { type Generated, type Kysely, type Selectable, sql } from 'kysely'
+import { likePattern } from '../cohorts/store.js'
 import type { MetaDatabase } from '../storage/meta/schema.js'
 
 export type FeatureFlagTable = {
@@ -53,13 +54,9 @@ export function createFlagStore(meta: Kysely<MetaDatabase>) {
     let q = db.selectFrom('feature_flags').where('team_id', '=', teamId).where('deleted', '=', 0)
     if (filter.active !== undefined) q = q.where('active', '=', filter.active ? 1 : 0)
     if (filter.search) {
-      const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-      q = q.where((eb) =>
-        eb.or([
-          eb(eb.fn('lower', ['key']), 'like', eb.val(pattern)),
-          eb(eb.fn('lower', ['name']), 'like', eb.val(pattern)),
-        ]),
-      )
+      // ESCAPE names the escape character: SQLite has none by default, so `_` would match any character
+      const pattern = likePattern(filter.search)
+      q = q.where(sql<boolean>`(lower(key) like ${pattern} escape '\\' or lower(name) like ${pattern} escape '\\')`)
     }
     return q
   }
@@ -89,14 +86,16 @@ export function createFlagStore(meta: Kysely<MetaDatabase>) {
         .where('deleted', '=', 0)
         .executeTakeFirst(),
     insert: (row: NewFlagRow) => db.insertInto('feature_flags').values(row).returningAll().executeTakeFirstOrThrow(),
-    update: (teamId: number, id: number, patch: Partial<NewFlagRow>) =>
+    /** Writes a flag if it is still at `expectedVersion` (undefined when another write came first). */
+    update: (teamId: number, id: number, expectedVersion: number, patch: Partial<NewFlagRow>) =>
       db
         .updateTable('feature_flags')
         .set(patch)
         .where('team_id', '=', teamId)
         .where('id', '=', id)
+        .where('version', '=', expectedVersion)
         .returningAll()
-        .executeTakeFirstOrThrow(),
+        .executeTakeFirst(),
 
     usage: async (organizationId: string, month: string): Promise<number> => {
       const row = await db

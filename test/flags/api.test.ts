@@ -71,7 +71,7 @@ describe('creating flags', () => {
         filters: { groups: [{ properties: [{ key: 'x', value: 1, type: 'person', operator: 'nearly' }] }] },
       },
       'filters',
-      'invalid_input',
+      'invalid_operator',
     ],
     [
       'a property without a key',
@@ -89,7 +89,7 @@ describe('creating flags', () => {
       'a missing cohort',
       { key: 'coh', filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 999 }] }] } },
       'filters',
-      'invalid_input',
+      'cohort_does_not_exist',
     ],
     [
       'a variant override that is not a variant',
@@ -127,7 +127,9 @@ describe('creating flags', () => {
     expect(group.statusCode, group.body).toBe(201)
     const cohort = await createCohort(t, {
       name: 'Pros',
-      filters: { properties: { type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] } },
+      filters: {
+        properties: { type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person', operator: 'exact' }] },
+      },
     })
     const targeted = await post({
       key: 'cohort-flag',
@@ -179,6 +181,7 @@ describe('listing and changing flags', () => {
     ])
     expect(log.results[2].detail.changes).toEqual([
       { type: 'FeatureFlag', action: 'changed', field: 'name', before: '', after: 'Renamed' },
+      { type: 'FeatureFlag', action: 'changed', field: 'version', before: 1, after: 2 },
     ])
     expect(log.results[0].user).toMatchObject({ email: t.creds.email })
     const fetched = (await t.burrow.app.inject({ url: `${base}/${flag.id}/`, headers: t.auth })).json()

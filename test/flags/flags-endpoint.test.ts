@@ -101,6 +101,20 @@ describe('POST /flags authentication and bodies', () => {
       expect(res.json().flags['pro-users'].enabled).toBe(true)
     }
   })
+
+  it('refuses a body that does not decompress in one sentence, with one full stop', async () => {
+    const res = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/flags/?v=2&compression=gzip',
+      headers: { 'content-type': 'application/json' },
+      payload: 'this is not gzip',
+    })
+    expect(res.statusCode).toBe(400)
+    const body = res.json()
+    expect(body).toMatchObject({ type: 'validation_error', code: 'invalid_payload', attr: null })
+    expect(body.detail).toMatch(/^Malformed request data: Failed to decompress data\. .*[^.]\.$/)
+    expect(body.detail).not.toContain('..')
+  })
 })
 
 describe('POST /flags evaluation', () => {
