@@ -26,7 +26,10 @@ export interface Alias extends Pos {
 }
 export interface Placeholder extends Pos {
   kind: 'Placeholder'
+  /** `{a.b}`: the value's name; empty when the placeholder is an expression */
   chain: string[]
+  /** `{cond ? sql(x) : sql(y)}`: a Hog expression evaluated over the placeholder values */
+  expr?: Expr
 }
 export type ArithmeticOp = '+' | '-' | '*' | '/' | '%'
 export interface ArithmeticOperation extends Pos {
@@ -87,6 +90,8 @@ export interface Call extends Pos {
   /** parametric aggregate parameters: quantile(0.9)(x) */
   params?: Expr[]
   distinct?: boolean
+  /** `percentile_cont(0.5) WITHIN GROUP (ORDER BY x)`: the ordering of an ordered-set aggregate */
+  withinGroup?: OrderExpr[]
 }
 export interface ArrayNode extends Pos {
   kind: 'Array'

@@ -6,6 +6,8 @@ import { type CohortResolver, expandCohorts } from './cohorts.js'
 import { HogQLValidationError } from './errors.js'
 import { printHogQL } from './hogql-printer.js'
 import { parseSelect } from './parser.js'
+import { evaluatePlaceholder, SqlValue } from './placeholder-expressions.js'
+import { expandPostHogFunctions, MAY_CALL_POSTHOG_FUNCTION } from './posthog-functions.js'
 import { ClickHousePrinter, TEAM_PARAM } from './printer.js'
 
 export interface CompileContext {
@@ -145,6 +147,11 @@ function fillPlaceholders<T>(node: T, values: Record<string, unknown> | undefine
   const obj = node as Record<string, unknown>
   if (obj.kind === 'Placeholder') {
     const p = obj as unknown as ast.Placeholder
+    if (p.expr) {
+      const value = evaluatePlaceholder(p.expr, (chain, pos) => lookupPlaceholder(chain, values, pos))
+      // sql(…) stands for HogQL the query itself wrote, which may hold placeholders of its own
+      return (value instanceof SqlValue ? fillPlaceholders(value.expr, values) : valueToExpr(value, 'expression')) as T
+    }
     return valueToExpr(lookupPlaceholder(p.chain, values, p.start), p.chain.join('.')) as T
   }
   const out: Record<string, unknown> = {}
@@ -177,6 +184,7 @@ export function compileHogQL(query: string, ctx: CompileContext): CompiledQuery 
   const tz = timezoneLiteral(ctx.timezone || 'UTC')
   let tree = parseSelect(query)
   if (query.includes('{')) tree = fillPlaceholders(tree, ctx.placeholders)
+  if (MAY_CALL_POSTHOG_FUNCTION.test(query) || ctx.placeholders) tree = expandPostHogFunctions(tree)
   // actions first: their steps may use cohorts
   if (/matchesaction/i.test(query) || ctx.placeholders) tree = expandActions(tree, ctx.actions)
   // placeholders may carry IN COHORT too (property filters), so the text check alone is not enough

@@ -298,6 +298,16 @@ export abstract class ExprPrinter {
       const more = hint ? ` Perhaps you meant '${hint}(...)'?` : ''
       throw new HogQLValidationError(`Unsupported function call '${e.name}(...)'.${more}`, e.start, e.end)
     }
+    if (meta.withinGroup && !e.withinGroup) {
+      throw new HogQLValidationError(`Aggregation '${e.name}' requires WITHIN GROUP`, e.start, e.end)
+    }
+    if (e.withinGroup) {
+      // PostHog's ClickHouse printer refuses every WITHIN GROUP (it prints only in its HogQL and Postgres dialects)
+      const what = meta.aggregate
+        ? `Aggregation '${e.name}' with WITHIN GROUP is not supported in ClickHouse dialect`
+        : `Function '${e.name}' does not support WITHIN GROUP`
+      throw new HogQLValidationError(what, e.start, e.end)
+    }
     let argNodes = e.args
     if (meta.ch === 'count' && argNodes.length === 1 && argNodes[0].kind === 'Field' && argNodes[0].chain[0] === '*') {
       argNodes = []

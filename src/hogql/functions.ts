@@ -2,7 +2,8 @@
  * The HogQL function catalogue (transcribed from reference/hogql_functions.md): HogQL name → ClickHouse name,
  * argument counts and flags. Entry syntax: `name[>chName]:min:max[:flag…]`, `*` = unlimited,
  * flags: `ci` case-insensitive lookup, `tz` team timezone appended when the caller left the last argument out,
- * `p=a-b` parameter count for parametric aggregates. A chName starting with `@` is printed by a special rule.
+ * `p=a-b` parameter count for parametric aggregates, `wg` the call needs `WITHIN GROUP (ORDER BY …)`. A chName
+ * starting with `@` is printed by a special rule.
  */
 import { HogQLValidationError } from './errors.js'
 
@@ -16,6 +17,8 @@ export interface FunctionMeta {
   aggregate?: boolean
   minParams?: number
   maxParams?: number
+  /** an ordered-set aggregate (`percentile_cont(0.5) WITHIN GROUP (ORDER BY x)`) */
+  withinGroup?: boolean
 }
 
 const SCALARS = `
@@ -172,7 +175,7 @@ quantilesState:1:*:p=1-99 quantilesStateIf:2:2:p=1-99 quantilesMerge:1:*:p=1-99 
 quantileExact:1:1:p=1-1 simpleLinearRegression:2:2 simpleLinearRegressionIf:3:3 contingency:2:2 contingencyIf:3:3
 cramersV:2:2 cramersVIf:3:3 cramersVBiasCorrected:2:2 cramersVBiasCorrectedIf:3:3 theilsU:2:2 theilsUIf:3:3
 maxIntersections:2:2 maxIntersectionsIf:3:3 maxIntersectionsPosition:2:2 maxIntersectionsPositionIf:3:3
-windowFunnel:1:99:p=1-99 md5>@md5:1:1
+windowFunnel:1:99:p=1-99 md5>@md5:1:1 percentile_cont:0:0:p=1-1:wg percentile_disc:0:0:p=1-1:wg
 `
 
 function parseCatalogue(text: string, aggregate: boolean, into: Map<string, FunctionMeta>): void {
@@ -185,6 +188,7 @@ function parseCatalogue(text: string, aggregate: boolean, into: Map<string, Func
     for (const f of flags) {
       if (f === 'ci') meta.ci = true
       else if (f === 'tz') meta.tz = true
+      else if (f === 'wg') meta.withinGroup = true
       else if (f.startsWith('p=')) {
         const [a, b] = f.slice(2).split('-')
         meta.minParams = Number(a)
@@ -200,6 +204,9 @@ parseCatalogue(SCALARS, false, CATALOGUE)
 parseCatalogue(AGGREGATES, true, CATALOGUE)
 const CASE_INSENSITIVE = new Map<string, FunctionMeta>()
 for (const meta of CATALOGUE.values()) if (meta.ci) CASE_INSENSITIVE.set(meta.name.toLowerCase(), meta)
+
+/** Every name in the catalogue, in its order (the web app's SQL editor offers them for completion). */
+export const FUNCTION_NAMES: readonly string[] = [...CATALOGUE.keys()]
 
 /** Aggregates that accept the generated combinator suffixes (If, Array, Map, State, Merge, ForEach, …). */
 const COMBINATOR_BASES: Record<string, number> = {
@@ -262,6 +269,40 @@ function editDistance(a: string, b: string): number {
     }
   }
   return dp[b.length]
+}
+
+/** Similarity of two names as Python's difflib measures it (Ratcliff/Obershelp: twice the matched characters over both lengths). */
+function similarity(a: string, b: string): number {
+  const matched = (x: string, y: string): number => {
+    let best = 0
+    let bi = 0
+    let bj = 0
+    for (let i = 0; i < x.length; i++) {
+      for (let j = 0; j < y.length; j++) {
+        let k = 0
+        while (i + k < x.length && j + k < y.length && x[i + k] === y[j + k]) k++
+        if (k > best) [best, bi, bj] = [k, i, j]
+      }
+    }
+    if (best === 0) return 0
+    return best + matched(x.slice(0, bi), y.slice(0, bj)) + matched(x.slice(bi + best), y.slice(bj + best))
+  }
+  return a.length + b.length === 0 ? 1 : (2 * matched(a, b)) / (a.length + b.length)
+}
+
+/** The candidate most like `name` (similarity at least 0.6, as difflib's close matches), for "Did you mean …" hints. */
+export function closestName(name: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined
+  let bestScore = 0.6
+  for (const candidate of candidates) {
+    if (candidate === name) continue
+    const score = similarity(name.toLowerCase(), candidate.toLowerCase())
+    if (score >= bestScore && (best === undefined || score > bestScore)) {
+      best = candidate
+      bestScore = score
+    }
+  }
+  return best
 }
 
 /** Closest catalogue name, for "Perhaps you meant …" hints (only computed on the error path). */

@@ -133,6 +133,24 @@ function select(q: ast.SelectNode): string {
   return parts.join(' ')
 }
 
+/** Nodes that need parentheses to be read back as the operand of `.1`, `[…]` or `AS`. */
+const LOOSE = new Set<ast.Expr['kind']>(['Alias', 'BetweenExpr', 'Lambda', 'Select', 'SelectUnion'])
+
+/** An expression printed so that a suffix (`.1`, `[1]`, `AS x`) applies to all of it when parsed back. */
+function operand(e: ast.Expr, suffix: 'access' | 'alias' = 'access'): string {
+  const text = printHogQL(e)
+  // `1.1` would read as a number: a number needs them under `.1` too
+  const isNumber = e.kind === 'Constant' && typeof e.value === 'number'
+  return LOOSE.has(e.kind) || (isNumber && suffix === 'access') ? `(${text})` : text
+}
+
+/** A JSON properties field (`properties`, `person.properties`, `events.properties`), or a property inside one. */
+function isPropertyPath(e: ast.Expr): boolean {
+  if (e.kind === 'Field') return e.chain.includes('properties')
+  if (e.kind === 'ArrayAccess') return isPropertyPath(e.array)
+  return false
+}
+
 export function printHogQL(e: ast.Expr): string {
   switch (e.kind) {
     case 'Constant':
@@ -143,9 +161,9 @@ export function printHogQL(e: ast.Expr): string {
     case 'Field':
       return e.chain.map(hogqlIdent).join('.')
     case 'Alias':
-      return `${printHogQL(e.expr)} AS ${hogqlIdent(e.alias)}`
+      return `${operand(e.expr, 'alias')} AS ${hogqlIdent(e.alias)}`
     case 'Placeholder':
-      return `{${e.chain.join('.')}}`
+      return e.expr ? `{${printHogQL(e.expr)}}` : `{${e.chain.join('.')}}`
     case 'ArithmeticOperation':
       return `${ARITH_FNS[e.op]}(${printHogQL(e.left)}, ${printHogQL(e.right)})`
     case 'CompareOperation':
@@ -160,7 +178,11 @@ export function printHogQL(e: ast.Expr): string {
       return `not(${printHogQL(e.expr)})`
     case 'Call': {
       const params = e.params ? `(${list(e.params)})` : ''
-      return `${e.name}${params}(${e.distinct ? 'DISTINCT ' : ''}${list(e.args)})`
+      const args = `(${e.distinct ? 'DISTINCT ' : ''}${list(e.args)})`
+      if (!e.withinGroup) return `${e.name}${params}${args}`
+      // PostHog leaves out an empty argument group after the parameters of an ordered-set aggregate
+      const within = ` WITHIN GROUP (ORDER BY ${e.withinGroup.map(order).join(', ')})`
+      return `${e.name}${params}${e.args.length || e.distinct ? args : ''}${within}`
     }
     case 'Array':
       return `[${list(e.exprs)}]`
@@ -170,10 +192,16 @@ export function printHogQL(e: ast.Expr): string {
       return `{${e.items.map(([k, v]) => `${printHogQL(k)}: ${printHogQL(v)}`).join(', ')}}`
     case 'Lambda':
       return `${e.args.length === 1 ? hogqlIdent(e.args[0]) : `(${e.args.map(hogqlIdent).join(', ')})`} -> ${printHogQL(e.expr)}`
-    case 'ArrayAccess':
-      return `${printHogQL(e.array)}${e.nullish ? '?.' : ''}[${printHogQL(e.property)}]`
+    case 'ArrayAccess': {
+      const key = e.property
+      // a property read by name prints as PostHog prints it: `properties.$browser`, `person.properties.email`
+      if (!e.nullish && key.kind === 'Constant' && typeof key.value === 'string' && isPropertyPath(e.array)) {
+        return `${printHogQL(e.array)}.${hogqlIdent(key.value)}`
+      }
+      return `${operand(e.array)}${e.nullish ? '?.' : ''}[${printHogQL(key)}]`
+    }
     case 'TupleAccess':
-      return `${printHogQL(e.tuple)}${e.nullish ? '?.' : '.'}${e.index}`
+      return `${operand(e.tuple)}${e.nullish ? '?.' : '.'}${e.index}`
     case 'TypeCast':
       return `${printHogQL(e.expr)}::${e.typeName}`
     case 'WindowFunction': {

@@ -912,10 +912,21 @@ class Parser {
   private placeholder(): ast.Placeholder {
     const start = this.cur.start
     this.expectOp('{')
-    const chain = [this.identifier('a placeholder name')]
-    while (this.acceptOp('.')) chain.push(this.identifier('a placeholder name'))
+    const at = this.i
+    const isName = () => this.cur.type === 'ident' || this.cur.type === 'qident'
+    if (isName()) {
+      const chain = [this.identifier('a placeholder name')]
+      while (this.isOp('.') && (this.peek().type === 'ident' || this.peek().type === 'qident')) {
+        this.i++
+        chain.push(this.identifier('a placeholder name'))
+      }
+      if (this.acceptOp('}')) return { kind: 'Placeholder', chain, start, end: this.prevEnd() }
+    }
+    // a Hog expression over the placeholder values, as PostHog allows: `{variables.x ? sql(a) : sql(b)}`
+    this.i = at
+    const expr = this.expr()
     this.expectOp('}')
-    return { kind: 'Placeholder', chain, start, end: this.prevEnd() }
+    return { kind: 'Placeholder', chain: [], expr, start, end: this.prevEnd() }
   }
 
   private fieldOrCall(): ast.Expr {
@@ -956,9 +967,24 @@ class Parser {
       wf.end = this.prevEnd()
       return wf
     }
+    let withinGroup: ast.OrderExpr[] | undefined
+    if (this.isKw('within') && this.isKw('group', 1) && this.isOp('(', 2)) {
+      // an ordered-set aggregate: `percentile_cont(0.5) WITHIN GROUP (ORDER BY x)` — the first group held the
+      // parameters (the fraction), as in PostHog's grammar
+      this.i += 3
+      this.expectKw('order')
+      this.expectKw('by')
+      withinGroup = this.orderList()
+      this.expectOp(')')
+      if (!params) {
+        params = args
+        args = []
+      }
+    }
     const call: ast.Call = { kind: 'Call', name, args, start, end: this.prevEnd() }
     if (params) call.params = params
     if (distinct) call.distinct = true
+    if (withinGroup) call.withinGroup = withinGroup
     return call
   }
 

@@ -5,6 +5,7 @@
 import type * as ast from './ast.js'
 import { HogQLValidationError } from './errors.js'
 import { ExprPrinter, type PrinterOptions } from './expr-printer.js'
+import { closestName } from './functions.js'
 import { hogqlIdent, printHogQL } from './hogql-printer.js'
 import { type FieldDef, type LazyJoinDef, quoteIdent, TABLE_FUNCTIONS, TABLES } from './schema.js'
 import { collectAliases, newScope, type Scope, type Source } from './scope.js'
@@ -371,7 +372,13 @@ export class ClickHousePrinter extends ExprPrinter {
     }
     const cte = scope.ctes.get(name)
     if (cte && cte.cteType === 'column') return this.access(this.expr(cte.expr, scope), rest, pos)
-    throw new HogQLValidationError(`Unable to resolve field: ${chain.map(hogqlIdent).join('.')}`, pos)
+    const printed = chain.map(hogqlIdent).join('.')
+    const hint = closestName(name, fieldNamesIn(scope))
+    throw new HogQLValidationError(
+      `Unable to resolve field: ${printed}${hint ? `. Did you mean '${hint}'?` : ''}`,
+      pos,
+      pos === undefined ? undefined : pos + printed.length,
+    )
   }
 
   private fieldIn(src: Source, chain: (string | number)[], pos?: number): Out {
@@ -478,4 +485,14 @@ function sampleSql(sample: ast.SampleExpr | undefined): string {
   const ratio = (r: ast.RatioExpr) => (r.rightText ? `${r.leftText}/${r.rightText}` : r.leftText)
   if (!sample.offset && sample.sample.right === undefined && sample.sample.left === 1) return ''
   return ` SAMPLE ${ratio(sample.sample)}${sample.offset ? ` OFFSET ${ratio(sample.offset)}` : ''}`
+}
+
+/** The names a field could have meant in this scope: the tables' fields, the select aliases and table aliases. */
+function* fieldNamesIn(scope: Scope): Generator<string> {
+  for (const src of scope.sources) {
+    if (src.columns) yield* src.columns.keys()
+    else if (src.def) yield* Object.keys(src.def.fields)
+    if (src.alias) yield src.alias
+  }
+  yield* scope.aliases.keys()
 }

@@ -1,4 +1,4 @@
-import { HogQLError, HogQLSyntaxError } from '../hogql/index.js'
+import { HogQLError, HogQLSyntaxError, parseSelect } from '../hogql/index.js'
 import { ApiError } from '../http/errors.js'
 
 /**
@@ -7,8 +7,21 @@ import { ApiError } from '../http/errors.js'
  * from engine errors (the ClickHouse error name in lower case); timeouts and memory limits are 504.
  */
 export class QueryFailed extends ApiError {
-  constructor(statusCode: number, type: 'validation_error' | 'server_error', code: string, detail: string) {
+  constructor(
+    statusCode: number,
+    type: 'validation_error' | 'server_error',
+    code: string,
+    detail: string,
+    /** where in the HogQL text the error is (0-based offsets), for compile errors */
+    readonly position?: { start?: number; end?: number },
+    /** PostHog's `extra` on the error body (`hogql_metadata`) */
+    readonly extra?: Record<string, unknown>,
+  ) {
     super(statusCode, type, code, detail)
+  }
+
+  override toBody() {
+    return this.extra ? { ...super.toBody(), extra: this.extra } : super.toBody()
   }
   /** Whether the message is meant for the user (PostHog sets `error_message` on async statuses only then). */
   get isUserFacing(): boolean {
@@ -89,15 +102,32 @@ export function parseEngineError(message: string): { name: string; detail: strin
   return { name, detail: match[1].trim() }
 }
 
+/** A type name as the engine prints it (`DateTime64(6, 'UTC')`, `Nullable(String)`): no `=`, so no enum values. */
+const TYPE = String.raw`[A-Za-z][A-Za-z0-9_]*(?:\([A-Za-z0-9_(), ']*\))?`
+const ILLEGAL_TYPES = new RegExp(
+  `^Illegal types? ${TYPE}(?: and ${TYPE})* of arguments? of function [A-Za-z_][A-Za-z0-9_]*`,
+)
+
+/**
+ * The part of an engine message that names only types and a function (PostHog passes such "safe" ClickHouse
+ * errors through: "Illegal types DateTime64(6, 'UTC') and String of arguments of function plus"); never values
+ * or SQL.
+ */
+function safeEngineDetail(name: string, detail: string): string | undefined {
+  if (name !== 'ILLEGAL_TYPE_OF_ARGUMENT') return undefined
+  return ILLEGAL_TYPES.exec(detail)?.[0]
+}
+
 /**
  * Maps anything a query run can throw to an API error; errors that are not about the query pass through. No
  * engine text reaches the caller: callers log the original error (`engineErrorText`) on the server.
  */
 export function toQueryError(error: unknown): ApiError | unknown {
   if (error instanceof ApiError) return error
-  if (error instanceof HogQLSyntaxError)
-    return new QueryFailed(400, 'validation_error', 'hogql_syntax_error', error.message)
-  if (error instanceof HogQLError) return new QueryFailed(400, 'validation_error', 'hogql_query_error', error.message)
+  if (error instanceof HogQLError) {
+    const code = error instanceof HogQLSyntaxError ? 'hogql_syntax_error' : 'hogql_query_error'
+    return new QueryFailed(400, 'validation_error', code, error.message, { start: error.position, end: error.end })
+  }
   if (error instanceof Error && error.name === 'AbortError') {
     return new QueryFailed(400, 'validation_error', 'query_cancelled', CANCELLED_DETAIL)
   }
@@ -124,6 +154,65 @@ export function toQueryError(error: unknown): ApiError | unknown {
     )
   }
   const user = USER_ERRORS[engine.name]
-  if (user) return new QueryFailed(400, 'validation_error', engine.name.toLowerCase(), `${user} (${engine.name})`)
+  if (user) {
+    const safe = safeEngineDetail(engine.name, engine.detail)
+    const detail = safe ? `${user} ${safe} (${engine.name})` : `${user} (${engine.name})`
+    return new QueryFailed(400, 'validation_error', engine.name.toLowerCase(), detail)
+  }
   return new QueryFailed(500, 'server_error', 'error', 'ClickHouse error while executing query.')
+}
+
+/** The tables a HogQL query reads (FROM and JOIN, subqueries included, CTE names left out), in order of appearance. */
+export function tableNamesOf(query: string): string[] {
+  let tree: unknown
+  try {
+    tree = parseSelect(query)
+  } catch {
+    return []
+  }
+  const names: string[] = []
+  const ctes = new Set<string>()
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item)
+      return
+    }
+    if (!node || typeof node !== 'object') return
+    const obj = node as Record<string, unknown>
+    if (obj.kind === 'Select' && Array.isArray(obj.ctes))
+      for (const cte of obj.ctes) ctes.add((cte as { name: string }).name)
+    if (obj.kind === 'JoinExpr') {
+      const table = obj.table as { kind: string; chain?: (string | number)[] }
+      if (table.kind === 'Field' && table.chain) {
+        const name = table.chain.join('.')
+        if (!ctes.has(name) && !names.includes(name)) names.push(name)
+      }
+    }
+    for (const value of Object.values(obj)) if (value && typeof value === 'object') visit(value)
+  }
+  visit(tree)
+  return names
+}
+
+/**
+ * A HogQL compile error as PostHog's query endpoint answers it: the tables the query reads after the message,
+ * and `extra.hogql_metadata` (PostHog's HogQLMetadataResponse) with the error's position.
+ */
+export function withHogQLMetadata(error: QueryFailed, query: string): QueryFailed {
+  if (!error.code.startsWith('hogql_')) return error
+  const tables = tableNamesOf(query)
+  const detail = tables.length ? `${error.detail}\n\nTables referenced: ${tables.join(', ')}` : error.detail
+  const hogqlMetadata = {
+    query,
+    isValid: false,
+    table_names: tables,
+    errors: [
+      { message: error.detail, start: error.position?.start ?? null, end: error.position?.end ?? null, fix: null },
+    ],
+    warnings: [],
+    notices: [],
+  }
+  return new QueryFailed(error.statusCode, 'validation_error', error.code, detail, error.position, {
+    hogql_metadata: hogqlMetadata,
+  })
 }

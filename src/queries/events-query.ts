@@ -149,7 +149,26 @@ export interface PersonInfo {
   properties: Record<string, unknown>
 }
 
-const DISPLAY_NAME_PROPERTIES = ['email', 'name', 'username']
+/** The person properties PostHog shows as a person's name when the project has not chosen its own. */
+export const DEFAULT_DISPLAY_NAME_PROPERTIES = [
+  'email',
+  'Email',
+  '$email',
+  'name',
+  'Name',
+  'username',
+  'Username',
+  'UserName',
+]
+
+/**
+ * An instant as Django's JSON encoder writes it: UTC as `Z`, milliseconds only when there are some
+ * (`2020-01-10T12:00:00Z`, `2020-01-10T12:00:00.250Z`).
+ */
+export function djangoDateTime(text: string): string {
+  const at = new Date(text)
+  return Number.isNaN(at.getTime()) ? text : at.toISOString().replace(/\.000Z$/, 'Z')
+}
 
 /**
  * Engine rows → EventsQuery result rows: `*` becomes the event object, person columns become person objects
@@ -161,6 +180,7 @@ export function shapeEventsRows(
   types: string[],
   teamId: number,
   persons: Map<string, PersonInfo | undefined>,
+  displayNameProperties: readonly string[] = DEFAULT_DISPLAY_NAME_PROPERTIES,
 ): { results: unknown[][]; types: string[] } {
   const results = rows.map((row) =>
     plan.map((p) => {
@@ -183,12 +203,17 @@ export function shapeEventsRows(
       const person = persons.get(distinctId)
       if (p.kind === 'person') {
         return person
-          ? { uuid: person.id, created_at: person.created_at, properties: person.properties, distinct_id: distinctId }
+          ? {
+              uuid: person.id,
+              created_at: djangoDateTime(person.created_at),
+              properties: person.properties,
+              distinct_id: distinctId,
+            }
           : { distinct_id: distinctId }
       }
-      const named = DISPLAY_NAME_PROPERTIES.map((k) => person?.properties[k]).find(
-        (v) => typeof v === 'string' && v !== '',
-      )
+      const named = displayNameProperties
+        .map((k) => person?.properties[k])
+        .find((v) => typeof v === 'string' && v !== '')
       return { display_name: named ?? distinctId, id: person?.id ?? null, distinct_id: distinctId }
     }),
   )

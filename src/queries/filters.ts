@@ -29,13 +29,16 @@ const isObject = (v: unknown): v is Filter => typeof v === 'object' && v !== nul
  * Which table the filters apply to: `events` (query nodes), or `persons` (a cohort's definition, compiled into a
  * subquery over persons, where person properties are the table's own `properties`).
  */
-export type FilterScope = 'events' | 'persons'
+export type FilterScope = 'events' | 'persons' | 'sessions'
 
 function fieldOf(filter: Filter, scope: FilterScope): string {
   const key = filter.key
   const type = filter.type ?? (scope === 'persons' ? 'person' : 'event')
   if (scope === 'persons' && type !== 'person') {
     throw new ValidationError(`Cohort filters of type "${String(type)}" are not supported.`, 'type')
+  }
+  if (scope === 'sessions' && type !== 'session') {
+    throw new ValidationError(`The '${String(type)}' property filter does not work in 'session' scope`, 'type')
   }
   if (type === 'hogql') {
     if (typeof key !== 'string' || key.trim() === '') throw new ValidationError('A hogql filter needs a key.', 'key')
@@ -45,7 +48,8 @@ function fieldOf(filter: Filter, scope: FilterScope): string {
   switch (type) {
     case 'event':
     case 'feature':
-      return `properties[${literal(key)}]`
+      // PostHog treats the autocapture chain as an event property, but it is a column of the events table
+      return key === '$elements_chain' ? 'elements_chain' : `properties[${literal(key)}]`
     case 'flag':
       // a flag filter on events: the value the flag had when the event was sent
       return `properties[${literal(key.startsWith('$feature/') ? key : `$feature/${key}`)}]`
@@ -59,7 +63,7 @@ function fieldOf(filter: Filter, scope: FilterScope): string {
       return `group_${index}.properties[${literal(key)}]`
     }
     case 'session':
-      return `session.${ident(key)}`
+      return scope === 'sessions' ? `sessions.${ident(key)}` : `session.${ident(key)}`
     case 'event_metadata':
       return ident(key)
     default:

@@ -42,3 +42,18 @@ export function formatRows(rows: unknown[][], types: string[]): unknown[][] {
   }
   return rows
 }
+
+/** A cell as text for a reader: strings as they are, anything else as JSON. */
+const cellText = (v: unknown) => (typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v))
+
+/**
+ * A HogQL answer as text for a language model (PostHog's `formatted_results` for MCP clients): the column names,
+ * then one line per row, cells separated by `|`. Undefined when the answer has no rows and columns to show.
+ */
+export function formatResultsForLLM(body: Record<string, unknown>): string | undefined {
+  const { columns, results } = body
+  if (!Array.isArray(columns) || !Array.isArray(results)) return undefined
+  const lines = [columns.map(cellText).join('|')]
+  for (const row of results) lines.push(Array.isArray(row) ? row.map(cellText).join('|') : cellText(row))
+  return lines.join('\n')
+}

@@ -31,6 +31,15 @@ export interface QueryStatus {
   error: boolean
   complete: boolean
   error_message: string | null
+  /** the error's code (`hogql_query_error`, …) when the message is meant for the user */
+  error_code: string | null
+  /** what the engine read, once the query is complete */
+  bytes_read: number | null
+  /** the project's read budget left after this query, when a personal API key started it */
+  budget_remaining_bytes: number | null
+  cache_key: string | null
+  /** PostHog's query scan analysis: not offered */
+  query_scan: null
   results: unknown
   start_time: string
   pickup_time: string | null
@@ -62,6 +71,17 @@ interface Job {
   controller: AbortController
   done: Promise<void>
   finish(patch: Partial<QueryStatus>): Promise<void>
+}
+
+/** An instant as PostHog writes it: ISO in UTC, without a fraction when it is whole seconds. */
+export const isoInstant = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, 'Z')
+
+/** What a finished background run hands back: its results, and what the engine read for them. */
+export interface JobOutcome {
+  results: unknown
+  bytesRead?: number
+  /** the read budget left once this run was debited (personal-API-key queries) */
+  budgetRemaining?: number
 }
 
 /** How long a cancel waits for the engine to give up the query before answering anyway. */
@@ -142,7 +162,7 @@ export function createQueryJobs(deps: JobDeps) {
     let timer: NodeJS.Timeout | undefined
     await Promise.race([job.done, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS)))])
     clearTimeout(timer)
-    await job.finish({ error: true, error_message: CANCELLED_DETAIL })
+    await job.finish({ error: true, error_message: CANCELLED_DETAIL, error_code: 'query_cancelled' })
   }
 
   /**
@@ -159,8 +179,8 @@ export function createQueryJobs(deps: JobDeps) {
     const end = now()
     Object.assign(status, patch, {
       complete: true,
-      end_time: new Date(end).toISOString(),
-      expiration_time: new Date(end + STATUS_TTL_MS).toISOString(),
+      end_time: isoInstant(end),
+      expiration_time: isoInstant(end + STATUS_TTL_MS),
     })
     let update = db
       .updateTable('query_statuses')
@@ -184,11 +204,11 @@ export function createQueryJobs(deps: JobDeps) {
       teamId: number,
       queryId: string,
       engineId: string,
-      run: (signal: AbortSignal) => Promise<unknown>,
+      run: (signal: AbortSignal) => Promise<JobOutcome>,
     ): Promise<QueryStatus> {
       await prune().catch(report('query status prune'))
       const at = now()
-      const iso = new Date(at).toISOString()
+      const iso = isoInstant(at)
       const status: QueryStatus = {
         id: queryId,
         query_async: true,
@@ -198,9 +218,15 @@ export function createQueryJobs(deps: JobDeps) {
         error: false,
         complete: false,
         error_message: null,
+        error_code: null,
+        bytes_read: null,
+        budget_remaining_bytes: null,
+        cache_key: null,
+        query_scan: null,
         results: null,
         start_time: iso,
-        pickup_time: iso,
+        // set when the work starts, as PostHog sets it when a worker picks the task up
+        pickup_time: null,
         end_time: null,
         expiration_time: null,
         task_id: queryId,
@@ -267,16 +293,30 @@ export function createQueryJobs(deps: JobDeps) {
         // Let the caller see the status before the work starts.
         await Promise.resolve()
         try {
-          const results = await run(controller.signal)
-          if (controller.signal.aborted) await finish({ error: true, error_message: CANCELLED_DETAIL })
-          else await finish({ results })
+          status.pickup_time = isoInstant(now())
+          await db
+            .updateTable('query_statuses')
+            .set({ status: JSON.stringify(status) })
+            .where('team_id', '=', teamId)
+            .where('query_id', '=', queryId)
+            .where('owner', '=', owner)
+            .where('complete', '=', 0)
+            .execute()
+          const outcome = await run(controller.signal)
+          if (controller.signal.aborted) {
+            await finish({ error: true, error_message: CANCELLED_DETAIL, error_code: 'query_cancelled' })
+          } else {
+            await finish({
+              results: outcome.results,
+              bytes_read: outcome.bytesRead ?? null,
+              budget_remaining_bytes: outcome.budgetRemaining ?? null,
+            })
+          }
         } catch (error) {
-          const message = controller.signal.aborted
-            ? CANCELLED_DETAIL
-            : error instanceof QueryFailed && error.isUserFacing
-              ? error.detail
-              : null
-          await finish({ error: true, error_message: message }).catch(report('query status'))
+          const userFacing = error instanceof QueryFailed && error.isUserFacing
+          const message = controller.signal.aborted ? CANCELLED_DETAIL : userFacing ? error.detail : null
+          const code = controller.signal.aborted ? 'query_cancelled' : userFacing ? error.code : null
+          await finish({ error: true, error_message: message, error_code: code }).catch(report('query status'))
         } finally {
           if (local.get(key) === job) local.delete(key)
         }
@@ -308,17 +348,18 @@ export function createQueryJobs(deps: JobDeps) {
 
     /**
      * Stops a running query: here when this process runs it, else by asking its owner (through the store) and
-     * the engine (a shared server finds the query by id); false when this project has no such query.
+     * the engine (a shared server finds the query by id). Says whether the query was still running (`cancelled`)
+     * or had ended (`complete`); false when this project has no such query.
      */
-    async cancel(teamId: number, queryId: string): Promise<boolean> {
+    async cancel(teamId: number, queryId: string): Promise<'cancelled' | 'complete' | false> {
       const job = local.get(keyOf(teamId, queryId))
       if (job) {
         await cancelLocal(job)
-        return true
+        return 'cancelled'
       }
       const found = await row(teamId, queryId)
       if (!found) return false
-      if (found.complete) return true
+      if (found.complete) return 'complete'
       await db
         .updateTable('query_statuses')
         .set({ cancel_requested: 1 })
@@ -331,11 +372,11 @@ export function createQueryJobs(deps: JobDeps) {
       const until = Date.now() + CANCEL_WAIT_MS
       while (Date.now() < until) {
         const current = await row(teamId, queryId)
-        if (!current || current.complete) return true
+        if (!current || current.complete) return 'cancelled'
         if (Number(current.heartbeat_at) < now() - ORPHAN_AFTER_MS) break
         await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS / 4))
       }
-      return true
+      return 'cancelled'
     },
 
     /** Waits for a job this process runs to end (for shutdown and tests). */

@@ -3,9 +3,12 @@ import type { PersonInfo } from './events-query.js'
 
 const CHUNK = 500
 
-/** Persons by distinct id, read in batches from the metadata store (where person properties live). */
+/**
+ * Persons by distinct id, read in batches from the metadata store (where person properties live); and the
+ * project's choice of the person properties shown as a person's name.
+ */
 export function createPersonLookup(persons: Pick<PersonStore, 'db'>) {
-  return async (teamId: number, distinctIds: string[]): Promise<Map<string, PersonInfo>> => {
+  const lookup = async (teamId: number, distinctIds: string[]): Promise<Map<string, PersonInfo>> => {
     const found = new Map<string, PersonInfo>()
     for (let i = 0; i < distinctIds.length; i += CHUNK) {
       const chunk = distinctIds.slice(i, i + CHUNK)
@@ -28,6 +31,22 @@ export function createPersonLookup(persons: Pick<PersonStore, 'db'>) {
     }
     return found
   }
+  /** The project's `person_display_name_properties`; null when it keeps PostHog's defaults. */
+  const displayNameProperties = async (teamId: number): Promise<string[] | null> => {
+    const row = await persons.db
+      .selectFrom('projects')
+      .select('person_display_name_properties')
+      .where('id', '=', teamId)
+      .executeTakeFirst()
+    if (!row?.person_display_name_properties) return null
+    try {
+      const names = JSON.parse(row.person_display_name_properties)
+      return Array.isArray(names) ? names.filter((n): n is string => typeof n === 'string') : null
+    } catch {
+      return null
+    }
+  }
+  return Object.assign(lookup, { displayNameProperties })
 }
 
 export type PersonLookup = ReturnType<typeof createPersonLookup>

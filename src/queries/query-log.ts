@@ -87,27 +87,75 @@ export function createQueryLogStore(meta: Kysely<MetaDatabase>) {
 
 export type QueryLogStore = ReturnType<typeof createQueryLogStore>
 
-/** The log row as the API shows it, with the field names of PostHog's `query_log` table. */
-export function toQueryLogEntry(row: QueryLogRow) {
+/**
+ * The columns of PostHog's `query_log` table that Burrow records, in its order, with their ClickHouse types;
+ * `kind` and `exception` are the node kind and the error detail, which PostHog keeps in the same row.
+ */
+const LOG_COLUMNS: [name: string, type: string][] = [
+  ['event_date', 'Date'],
+  ['event_time', "DateTime64(3, 'UTC')"],
+  ['query_id', 'String'],
+  ['query', 'String'],
+  ['query_start_time', "DateTime64(3, 'UTC')"],
+  ['query_duration_ms', 'Int64'],
+  ['hogql_name', 'String'],
+  ['read_rows', 'Int64'],
+  ['read_bytes', 'Int64'],
+  ['result_rows', 'Int64'],
+  ['status', 'String'],
+  ['kind', 'String'],
+  ['exception', 'String'],
+]
+
+/** The engine's query log types (`type` column) for our statuses. */
+const STATUS_TYPES: Record<QueryLogStatus, string> = {
+  running: 'QueryStart',
+  completed: 'QueryFinish',
+  failed: 'ExceptionWhileProcessing',
+  cancelled: 'ExceptionWhileProcessing',
+}
+
+/** `2024-01-01T10:00:00.123Z` as PostHog renders a UTC DateTime cell (no fraction when it is zero). */
+const utcCell = (iso: string) => iso.replace(/\.000Z$/, 'Z')
+
+/**
+ * `GET /query/{id}/log/` as PostHog answers it: the result of a HogQL query over its `query_log` table for this
+ * query id (`results`, `columns`, `types`), empty when nothing was logged.
+ */
+export function toQueryLogResponse(rows: QueryLogRow[]) {
+  const results = rows.map((row) => {
+    const node = parseJson(row.query)
+    const text =
+      typeof node === 'object' && node !== null && typeof (node as { query?: unknown }).query === 'string'
+        ? (node as { query: string }).query
+        : row.query
+    const ended = row.finished_at ?? row.created_at
+    return [
+      ended.slice(0, 10),
+      utcCell(ended),
+      row.query_id,
+      text,
+      utcCell(row.created_at),
+      Math.round(row.duration_ms ?? 0),
+      row.name ?? '',
+      row.rows_read ?? 0,
+      row.bytes_read ?? 0,
+      row.result_rows ?? 0,
+      STATUS_TYPES[row.status],
+      row.kind,
+      row.error ?? '',
+    ]
+  })
+  const columns = LOG_COLUMNS.map(([name]) => name)
   return {
-    query_id: row.query_id,
-    client_query_id: row.client_query_id,
-    name: row.name,
-    kind: row.kind,
-    query: parseJson(row.query),
-    hogql: row.hogql,
-    clickhouse: row.clickhouse,
-    status: row.status,
-    is_async: row.is_async === 1,
-    exception: row.error,
-    exception_code: row.error_code,
-    query_start_time: row.created_at,
-    event_time: row.finished_at,
-    query_duration_ms: row.duration_ms,
-    read_rows: row.rows_read,
-    read_bytes: row.bytes_read,
-    result_rows: row.result_rows,
-    team_id: row.team_id,
+    results,
+    columns,
+    types: LOG_COLUMNS,
+    hasMore: false,
+    limit: 100,
+    offset: 0,
+    query: 'select * from query_log where query_id = {client_query_id} and event_date >= yesterday()',
+    error: null,
   }
 }
 

@@ -1,7 +1,10 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { ApiError, ValidationError } from '../http/errors.js'
 import { NoContent, serializeAsIs } from '../http/openapi.js'
+import { formatResultsForLLM } from './format.js'
 import { QUERY_KINDS, queryNodeDoc } from './node-docs.js'
+import type { ReadBudget } from './read-budget.js'
 import {
   AnyObject,
   ProjectParams,
@@ -38,15 +41,54 @@ const QueryAnswers = {
   ),
 }
 const tags = ['query']
+const CancelAnswer = Type.Object({ message: Type.String() }, { description: 'What was done' })
+const CancelQuerystring = Type.Object({
+  dequeue_only: Type.Optional(Type.String({ description: '`true`: only take the query out of the queue' })),
+})
+
+const BYTES_READ = 'x-posthog-query-bytes-read'
+const BUDGET_REMAINING = 'x-posthog-query-budget-remaining-bytes'
 
 /** The query API (spec §4.1), under both the project and the environment prefix. */
-export function queryRoutes(deps: { queries: QueryService }) {
-  const { queries } = deps
+export function queryRoutes(deps: { queries: QueryService; budget: ReadBudget }) {
+  const { queries, budget } = deps
+  /** Queries made with a personal API key draw from the project's read budget, as PostHog's do. */
+  const paysForReads = (req: FastifyRequest) => budget.enabled && req.auth?.key != null
+  const costHeaders = (reply: FastifyReply, bytesRead: number, remaining: number) =>
+    reply.header(BYTES_READ, String(bytesRead)).header(BUDGET_REMAINING, String(remaining))
   // Shown in the document in place of the route's body schema: the node kinds and their fields.
   const documentedBody = Type.Object({
     ...QueryRequestBody.properties,
     query: queryNodeDoc(QUERY_KINDS),
   })
+  async function runQuery(req: FastifyRequest, reply: FastifyReply) {
+    const team = { id: req.project.id, timezone: req.project.timezone || 'UTC' }
+    const request = req.body as QueryRequest
+    const pays = paysForReads(req)
+    if (pays && (await budget.remaining(team.id)) <= 0) {
+      // an exhausted budget still serves what is cached
+      const cached = await queries.cached(team, request)
+      if (cached) return costHeaders(reply, 0, 0).code(200).send(cached)
+      const wait = await budget.retryAfterSeconds(team.id)
+      throw new ApiError(
+        429,
+        'throttled_error',
+        'api_queries_budget_exceeded',
+        `The project's hourly query read budget is used up. Expected available in ${wait} seconds.`,
+        null,
+        { 'retry-after': String(wait), [BUDGET_REMAINING]: '0' },
+      )
+    }
+    const answer = await queries.query(team, request, pays ? { debit: (bytes) => budget.debit(team.id, bytes) } : {})
+    if (pays) costHeaders(reply, answer.bytesRead ?? 0, answer.budgetRemaining ?? (await budget.remaining(team.id)))
+    // PostHog's MCP clients get HogQL results as text too
+    if (req.headers['x-posthog-client'] === 'mcp' && request.query?.kind === 'HogQLQuery') {
+      const formatted = formatResultsForLLM(answer.body)
+      if (formatted !== undefined) answer.body.formatted_results = formatted
+    }
+    return reply.code(answer.statusCode).send(answer.body)
+  }
+
   return async (app: FastifyInstance) => {
     for (const prefix of PREFIXES) {
       app.post(
@@ -64,10 +106,34 @@ export function queryRoutes(deps: { queries: QueryService }) {
           config: { scope: 'query:read', documentedBody },
           serializerCompiler: serializeAsIs,
         },
+        runQuery,
+      )
+
+      // PostHog's kind-in-the-path form (`POST /query/HogQLQuery/`): the same, when the body's kind agrees.
+      app.post(
+        `${prefix}/query/:queryKind/`,
+        {
+          schema: {
+            summary: 'Run a query of a named kind',
+            description:
+              'As `POST /query/`, with the node’s kind in the path; a body of another kind is refused (400).',
+            tags,
+            params: Type.Object({ projectId: Type.String(), queryKind: Type.String({ pattern: '^[A-Z][A-Za-z]*$' }) }),
+            body: QueryRequestBody,
+            response: QueryAnswers,
+          },
+          config: { scope: 'query:read', documentedBody },
+          serializerCompiler: serializeAsIs,
+        },
         async (req, reply) => {
-          const team = { id: req.project.id, timezone: req.project.timezone || 'UTC' }
-          const answer = await queries.query(team, req.body as QueryRequest)
-          return reply.code(answer.statusCode).send(answer.body)
+          const pathKind = (req.params as { queryKind: string }).queryKind
+          const bodyKind = (req.body as QueryRequest).query?.kind
+          if (pathKind !== bodyKind) {
+            throw new ValidationError(
+              `Query kind mismatch: path kind "${pathKind}" does not match body kind "${String(bodyKind)}".`,
+            )
+          }
+          return runQuery(req, reply)
         },
       )
 
@@ -137,6 +203,11 @@ export function queryRoutes(deps: { queries: QueryService }) {
         async (req, reply) => {
           const { queryId } = req.params as { queryId: string }
           const answer = await queries.status(req.project.id, queryId)
+          const status = answer.body.query_status
+          if (paysForReads(req) && status.complete && status.bytes_read !== null) {
+            const remaining = status.budget_remaining_bytes ?? (await budget.remaining(req.project.id))
+            costHeaders(reply, status.bytes_read, remaining)
+          }
           return reply.code(answer.statusCode).send(answer.body)
         },
       )
@@ -146,16 +217,19 @@ export function queryRoutes(deps: { queries: QueryService }) {
         {
           schema: {
             summary: 'Cancel a query',
-            description: 'Stops a running query (async or blocking, by its `client_query_id`).',
-            response: { 204: NoContent },
+            description:
+              'Stops a running query (async or blocking, by its `client_query_id`) and answers what was done, in PostHog’s words: `Cancelled query on clickhouse`, `Query already complete`, or with `dequeue_only=true` (leave a started query running) `Only tried to dequeue, not cancelling query on clickhouse`.',
+            response: { 200: CancelAnswer },
             tags,
             params: QueryIdParams,
+            querystring: CancelQuerystring,
           },
           config: { scope: 'query:read' },
         },
-        async (req, reply) => {
-          await queries.cancel(req.project.id, (req.params as { queryId: string }).queryId)
-          return reply.code(204).send()
+        async (req) => {
+          const dequeueOnly = (req.query as { dequeue_only?: string }).dequeue_only === 'true'
+          const { queryId } = req.params as { queryId: string }
+          return { message: await queries.cancel(req.project.id, queryId, { dequeueOnly }) }
         },
       )
 

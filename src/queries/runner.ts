@@ -2,6 +2,8 @@
  * Runs query nodes: compiles HogQL (or builds it from a structured node), executes it read-only with time and
  * memory limits under the query's engine id, and shapes PostHog's response.
  */
+
+import type * as ast from '../hogql/index.js'
 import {
   type ActionResolver,
   type CohortResolver,
@@ -9,12 +11,13 @@ import {
   compileHogQL,
   DEFAULT_RETURNED_ROWS,
   parseExpr,
+  parseSelect,
   trustedExpr,
 } from '../hogql/index.js'
 import { ValidationError } from '../http/errors.js'
 import { MATERIALIZED_EVENT_PROPERTIES } from '../storage/events/schema.js'
 import type { EventStore } from '../storage/events/types.js'
-import { toQueryError } from './errors.js'
+import { QueryFailed, toQueryError, withHogQLMetadata } from './errors.js'
 import { buildEventsQuery, type EventsQueryNode, personDistinctIds, shapeEventsRows } from './events-query.js'
 import { dateToHogQL, propertiesToHogQL } from './filters.js'
 import { formatRows } from './format.js'
@@ -165,17 +168,65 @@ export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** `{filters}` for HogQLQuery: property filters and date range as one boolean expression (`true` if none). */
-function filtersExpression(filters: unknown): string {
+/** The tables (by name) that the SELECT holding the `{filters}` placeholder reads, joins included. */
+export function filtersTablesOf(query: string): Set<string> {
+  const tables = new Set<string>()
+  const visit = (node: unknown, select: ast.SelectNode | undefined): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item, select)
+      return
+    }
+    if (!isObject(node)) return
+    if (node.kind === 'Select') select = node as unknown as ast.SelectNode
+    if (node.kind === 'Placeholder' && select) {
+      const chain = (node as unknown as ast.Placeholder).chain
+      if (chain.length === 1 && chain[0] === 'filters') {
+        for (let join = select.from; join; join = join.next) {
+          if (join.table.kind === 'Field') tables.add(join.table.chain.join('.'))
+        }
+      }
+      return
+    }
+    for (const value of Object.values(node)) if (typeof value === 'object') visit(value, select)
+  }
+  visit(parseSelect(query), undefined)
+  return tables
+}
+
+/**
+ * `{filters}` for HogQLQuery: property filters and date range as one boolean expression (`true` if none). As in
+ * PostHog, a SELECT over `sessions` reads session filters from the sessions table itself and bounds the session's
+ * start; other filters then need the events table in the same SELECT.
+ */
+function filtersExpression(filters: unknown, tables: Set<string>): string {
   if (!isObject(filters)) return 'true'
   const parts: string[] = []
+  const onSessions = tables.has('sessions')
+  const onEvents = tables.has('events') || !onSessions
   const range = isObject(filters.dateRange) ? filters.dateRange : {}
   const from = dateToHogQL(range.date_from, 'date_from')
   const to = dateToHogQL(range.date_to, 'date_to')
-  if (from) parts.push(`timestamp >= ${from}`)
-  if (to) parts.push(`timestamp < ${to}`)
-  const properties = propertiesToHogQL(filters.properties)
-  if (properties) parts.push(properties)
+  const timestamp = onEvents ? 'timestamp' : '$start_timestamp'
+  if (from) parts.push(`${timestamp} >= ${from}`)
+  if (to) parts.push(`${timestamp} < ${to}`)
+  const list = Array.isArray(filters.properties) ? filters.properties : []
+  if (onSessions && list.length > 0) {
+    const isSession = (p: unknown) => isObject(p) && p.type === 'session'
+    const others = list.filter((p) => !isSession(p))
+    if (others.length > 0 && !onEvents) {
+      throw new ValidationError(
+        'Can only use session properties in a filter when selecting from only the sessions table.',
+        'filters',
+      )
+    }
+    const sessionExpr = propertiesToHogQL(list.filter(isSession), 'sessions')
+    const otherExpr = propertiesToHogQL(others)
+    if (sessionExpr) parts.push(sessionExpr)
+    if (otherExpr) parts.push(otherExpr)
+  } else {
+    const properties = propertiesToHogQL(filters.properties)
+    if (properties) parts.push(properties)
+  }
   return parts.length === 0 ? 'true' : parts.map((p) => `(${p})`).join(' AND ')
 }
 
@@ -194,7 +245,7 @@ function placeholdersOf(node: QueryNode): Record<string, unknown> | undefined {
     if (isObject(node.values) && 'filters' in node.values) {
       throw new ValidationError("Query contains 'filters' both as placeholder and as a query parameter.", 'query')
     }
-    values.filters = trustedExpr(parseExpr(filtersExpression(node.filters)))
+    values.filters = trustedExpr(parseExpr(filtersExpression(node.filters, filtersTablesOf(text))))
   }
   return Object.keys(values).length > 0 ? values : undefined
 }
@@ -210,7 +261,12 @@ export const runHogQLQuery: NodeRunner = async (node, ctx, run) => {
   } catch (error) {
     throw toQueryError(error)
   }
-  const executed = await run(node.query, ctx, { placeholders, limitPlusOne: true })
+  let executed: ExecutedHogQL
+  try {
+    executed = await run(node.query, ctx, { placeholders, limitPlusOne: true })
+  } catch (error) {
+    throw error instanceof QueryFailed ? withHogQLMetadata(error, node.query) : error
+  }
   let rows = executed.rows
   const response: Record<string, unknown> = {}
   if (executed.pagination) {
@@ -243,7 +299,9 @@ export function createEventsQueryRunner(persons?: PersonLookup): NodeRunner {
     const rows = executed.rows.slice(0, plan.limit)
     const ids = personDistinctIds(plan.plan, rows)
     const people = ids.length > 0 && persons ? await persons(ctx.team.id, ids) : new Map()
-    const shaped = shapeEventsRows(plan.plan, rows, executed.types, ctx.team.id, people)
+    const showsNames = plan.plan.some((p) => p.kind === 'person_display_name')
+    const names = showsNames ? await persons?.displayNameProperties(ctx.team.id) : undefined
+    const shaped = shapeEventsRows(plan.plan, rows, executed.types, ctx.team.id, people, names ?? undefined)
     ctx.stats.resultRows = rows.length
     return {
       results: shaped.results,

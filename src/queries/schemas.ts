@@ -1,7 +1,8 @@
-import { type Static, Type } from 'typebox'
+import { type Static, type TSchema, Type } from 'typebox'
+import { Nullable as NullOr } from '../http/nullable.js'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Optional(Type.Union([schema, Type.Null()]))
+/** An optional field that may also be null (queries' settings are all optional). */
+const Nullable = <T extends TSchema>(schema: T) => Type.Optional(NullOr(schema))
 
 export const ProjectParams = Type.Object({ projectId: Type.String() })
 export const QueryIdParams = Type.Object({ projectId: Type.String(), queryId: Type.String({ maxLength: 200 }) })

@@ -10,7 +10,8 @@ import type { EventStore } from '../storage/events/types.js'
 import { cacheFields, cacheKeyOf, createQueryCache, isStale, type QueryCache } from './cache.js'
 import { CANCELLED_DETAIL, QueryFailed, toQueryError } from './errors.js'
 import { createQueryJobs, type QueryStatus } from './jobs.js'
-import { QUERY_LOG_RETENTION_MS, type QueryLogStore, toQueryLogEntry } from './query-log.js'
+import { checkKnownKind, checkLimitContext, unsupportedKind } from './kinds.js'
+import { QUERY_LOG_RETENTION_MS, type QueryLogStore, toQueryLogResponse } from './query-log.js'
 import {
   createEventsQueryRunner,
   createHogQLExecutor,
@@ -50,11 +51,22 @@ export interface QueryRequest {
   filters_override?: Record<string, unknown> | null
   variables_override?: Record<string, unknown> | null
   name?: string | null
+  limit_context?: string | null
 }
 
 export interface QueryAnswer {
   statusCode: 200 | 202
   body: Record<string, unknown>
+  /** what the engine read to answer (0 from the cache or for a job still running) */
+  bytesRead?: number
+  /** the read budget left after this query was debited, when the caller debits one */
+  budgetRemaining?: number
+}
+
+/** How a caller pays for what its queries read: PostHog's read budget for personal-API-key queries. */
+export interface QueryOptions {
+  /** Debits what a run read; answers the budget left. */
+  debit?: (bytes: number) => Promise<number>
 }
 
 /** Wrapper nodes that display another node: the API runs their `source`. */
@@ -209,6 +221,7 @@ export function createQueryService(deps: QueryServiceDeps) {
 
   function resolveNode(raw: unknown): QueryNode {
     let node = upgradeQuery(raw)
+    if (isObject(node)) checkKnownKind(node, (kind) => !!runners[kind] || WRAPPER_KINDS.has(kind))
     for (let depth = 0; isObject(node) && WRAPPER_KINDS.has(node.kind as string); depth++) {
       if (depth > 5 || !isObject(node.source)) throw new ValidationError('The query has no source to run.', 'query')
       node = node.source
@@ -216,17 +229,36 @@ export function createQueryService(deps: QueryServiceDeps) {
     if (!isObject(node) || typeof node.kind !== 'string') {
       throw new ValidationError('The query needs a kind.', 'query__kind', 'required')
     }
-    if (!runners[node.kind]) {
-      throw new ValidationError(`Query kind "${node.kind}" is not supported.`, 'query__kind', 'invalid_choice')
-    }
+    if (!runners[node.kind]) throw unsupportedKind(node.kind)
     return node as QueryNode
+  }
+
+  /**
+   * What the node's answer depends on besides itself, for its cache key: the project's settings (deps), and the
+   * person properties an EventsQuery shows as names when it has a `person_display_name` column.
+   */
+  async function contextOf(teamId: number, node: QueryNode): Promise<unknown> {
+    const context = await deps.cacheContext?.(teamId, node)
+    const select = node.kind === 'EventsQuery' && Array.isArray(node.select) ? node.select : []
+    const showsNames = select.some((s) => typeof s === 'string' && /^\s*person_display_name\b/.test(s))
+    if (!showsNames || !deps.persons) return context
+    const names = await deps.persons.displayNameProperties(teamId)
+    return { ...(isObject(context) ? context : {}), person_display_name_properties: names }
   }
 
   /** Runs a node once, with its query log row, and caches a successful result. */
   async function calculate(
     team: QueryTeam,
     node: QueryNode,
-    meta: { queryId: string; clientQueryId: string | null; name: string | null; cacheKey: string; isAsync: boolean },
+    meta: {
+      queryId: string
+      clientQueryId: string | null
+      name: string | null
+      cacheKey: string
+      isAsync: boolean
+      /** told what the engine read, for the async status */
+      read?: { bytes: number }
+    },
     signal: AbortSignal,
   ): Promise<Record<string, unknown>> {
     const now = deps.clock()
@@ -270,6 +302,7 @@ export function createQueryService(deps: QueryServiceDeps) {
       const lastRefresh = deps.clock()
       cache.set(meta.cacheKey, { response, lastRefresh, cacheable: isCacheable(node) })
       await finishLog('completed')
+      if (meta.read) meta.read.bytes = ctx.stats.bytesRead
       return { ...response, ...cacheFields(meta.cacheKey, lastRefresh, team.timezone, false) }
     } catch (error) {
       const mapped = toQueryError(error)
@@ -285,7 +318,7 @@ export function createQueryService(deps: QueryServiceDeps) {
 
   return {
     /** `POST /query/`: runs (or starts, or serves from cache) a query as the request's `refresh` asks. */
-    async query(team: QueryTeam, request: QueryRequest): Promise<QueryAnswer> {
+    async query(team: QueryTeam, request: QueryRequest, options: QueryOptions = {}): Promise<QueryAnswer> {
       const clientQueryId = request.client_query_id ?? null
       if (clientQueryId !== null && !SAFE_ID.test(clientQueryId)) {
         throw new ValidationError(
@@ -294,10 +327,11 @@ export function createQueryService(deps: QueryServiceDeps) {
         )
       }
       const mode = modeOf(request)
+      checkLimitContext(request.limit_context)
       const node = applyOverrides(resolveNode(request.query), request)
       refuseUnreadable(node)
       const queryId = clientQueryId ?? crypto.randomUUID().replace(/-/g, '')
-      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await deps.cacheContext?.(team.id, node))
+      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await contextOf(team.id, node))
       const meta = { queryId, clientQueryId, name: request.name ?? null, cacheKey, isAsync: false }
       const now = deps.clock()
       const cached = cache.get(cacheKey)
@@ -308,25 +342,32 @@ export function createQueryService(deps: QueryServiceDeps) {
       })
 
       const startJob = (): Promise<QueryStatus> =>
-        jobs.start(team.id, queryId, engineIdOf(team.id, queryId), (signal) =>
-          calculate(team, node, { ...meta, isAsync: true }, signal),
-        )
+        jobs.start(team.id, queryId, engineIdOf(team.id, queryId), async (signal) => {
+          const read = { bytes: 0 }
+          const results = await calculate(team, node, { ...meta, isAsync: true, read }, signal)
+          const budgetRemaining = await options.debit?.(read.bytes)
+          return { results, bytesRead: read.bytes, budgetRemaining }
+        })
 
-      if (mode === 'force_async') return { statusCode: 202, body: { query_status: await startJob() } }
-      if (fresh && mode !== 'force_blocking') return { statusCode: 200, body: fromCache(fresh) }
+      if (mode === 'force_async') {
+        return { statusCode: 202, body: { query_status: await startJob() }, bytesRead: 0 }
+      }
+      if (fresh && mode !== 'force_blocking') return { statusCode: 200, body: fromCache(fresh), bytesRead: 0 }
       if (mode === 'async' || mode === 'lazy_async' || (mode === 'async_except_on_cache_miss' && cached)) {
         const status = await startJob()
         const body = cached
           ? { ...fromCache(cached), query_status: status }
           : { cache_key: cacheKey, query_status: status }
-        return { statusCode: status.complete ? 200 : 202, body }
+        return { statusCode: status.complete ? 200 : 202, body, bytesRead: 0 }
       }
 
       const key = `${team.id}:${queryId}`
       const controller = new AbortController()
       inFlight.set(key, { engineId: engineIdOf(team.id, queryId), controller })
       try {
-        return { statusCode: 200, body: await calculate(team, node, meta, controller.signal) }
+        const read = { bytes: 0 }
+        const body = await calculate(team, node, { ...meta, read }, controller.signal)
+        return { statusCode: 200, body, bytesRead: read.bytes, budgetRemaining: await options.debit?.(read.bytes) }
       } finally {
         if (inFlight.get(key)?.controller === controller) inFlight.delete(key)
       }
@@ -338,7 +379,7 @@ export function createQueryService(deps: QueryServiceDeps) {
      */
     async cached(team: QueryTeam, request: Pick<QueryRequest, 'query' | 'filters_override' | 'variables_override'>) {
       const node = applyOverrides(resolveNode(request.query), request)
-      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await deps.cacheContext?.(team.id, node))
+      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await contextOf(team.id, node))
       const entry = cache.get(cacheKey)
       if (!entry) return null
       return { ...entry.response, ...cacheFields(cacheKey, entry.lastRefresh, team.timezone, true) }
@@ -355,21 +396,31 @@ export function createQueryService(deps: QueryServiceDeps) {
       return { statusCode, body: { query_status: status } }
     },
 
-    /** `DELETE /query/{id}/`: stops the query in the engine. */
-    async cancel(teamId: number, queryId: string): Promise<void> {
-      if (await jobs.cancel(teamId, queryId)) return
+    /**
+     * `DELETE /query/{id}/`: stops the query in the engine, and says what it did in PostHog's words. With
+     * `dequeueOnly`, a query that has already started is left running (Burrow has no queue: queries start at once).
+     */
+    async cancel(teamId: number, queryId: string, options: { dequeueOnly?: boolean } = {}): Promise<string> {
       const running = inFlight.get(`${teamId}:${queryId}`)
-      if (!running) throw new NotFound()
-      running.controller.abort()
-      await deps.events.cancel(running.engineId)
+      if (options.dequeueOnly) {
+        if (!running && !(await jobs.get(teamId, queryId))) throw new NotFound()
+        return 'Only tried to dequeue, not cancelling query on clickhouse'
+      }
+      const outcome = await jobs.cancel(teamId, queryId)
+      if (outcome === 'complete' && !running) return 'Query already complete'
+      if (outcome === false || outcome === 'complete') {
+        if (!running) throw new NotFound()
+        running.controller.abort()
+        await deps.events.cancel(running.engineId)
+      }
+      return 'Cancelled query on clickhouse'
     },
 
-    /** `GET /query/{id}/log/`: the latest log row of a query issued in the last 24 hours. */
+    /** `GET /query/{id}/log/`: the latest log row of a query issued in the last 24 hours, as a HogQL response. */
     async log(teamId: number, queryId: string) {
       const since = new Date(deps.clock().getTime() - QUERY_LOG_RETENTION_MS).toISOString()
       const row = await deps.log.latest(teamId, queryId, since)
-      if (!row) throw new NotFound()
-      return toQueryLogEntry(row)
+      return toQueryLogResponse(row ? [row] : [])
     },
 
     upgrade: <T>(query: T): T => upgradeQuery(query),

@@ -133,7 +133,9 @@ describe('nesting', () => {
       url: `/api/projects/${t.creds.project_id}/query/too-deep-1/log/`,
       headers: t.auth,
     })
-    expect(log.statusCode).toBe(404)
+    // PostHog answers the log of a query it never logged with no rows (posthog/api/query.py get_query_log)
+    expect(log.statusCode).toBe(200)
+    expect(log.json().results).toEqual([])
   })
 
   it('still runs queries nested as deeply as people write them', async () => {

@@ -1,8 +1,10 @@
 /**
- * FunnelsQuery (hogql.md §4.3, §4.12 "Funnels"): one HogQL query returns each actor's step and exclusion events
- * in the range (every event of the actor for strict funnels) as arrays; `funnel-match.ts` walks them the way
- * PostHog's funnel aggregation does, and the paths are shaped into steps (counts, conversion times), a
- * time-to-convert histogram, or conversion rates per interval.
+ * FunnelsQuery (hogql.md §4.3, §4.12 "Funnels"). Ordered and strict funnels are matched inside the engine
+ * (`funnel-engine.ts`): one HogQL query gathers each actor's step and exclusion events (every event of the actor
+ * for strict funnels), walks them and returns totals — step counts and conversion times per breakdown value,
+ * the conversion times for the time-to-convert histogram, or entrances and conversions per interval for trends.
+ * Unordered funnels, and the actors behind a funnel step, still read each actor's events as arrays and walk them
+ * with `funnel-match.ts` (the same walk, which the engine's mirrors).
  */
 import { ValidationError } from '../../http/errors.js'
 import { type BreakdownDim, breakdownOf, rawBreakdownExpr } from '../insights/breakdown.js'
@@ -22,6 +24,13 @@ import {
   resolveDateRange,
   resolvedDateRange,
 } from '../insights/date-range.js'
+import {
+  breakdownValuesExpr,
+  type EngineFunnel,
+  mixedExpr,
+  pathExpr,
+  truncatedExpr,
+} from '../insights/funnel-engine.js'
 import {
   type Attribution,
   average,
@@ -265,25 +274,38 @@ function planOf(node: Record<string, unknown>, actions: Map<number, ActionInfo>,
   }
 }
 
-/** Reads every actor's funnel events, in pages of about ACTORS_PER_PAGE actors. */
-async function readActors(
-  plan: Plan,
-  range: ResolvedRange,
-  ctx: RunContext,
-  run: HogQLExecutor,
-  /** filled with each actor's id, in the order of the result */
-  actorIds?: string[],
-): Promise<FunnelEvent[][]> {
+interface EventColumns {
+  from: string
+  where: string
+  /** the steps an event matches (1-based), and −(k + 1) for an exclusion that applies after k steps */
+  steps: string
+  /** the same as bit masks: bit i − 1 for step i, bit k − 1 for an exclusion that applies after k steps */
+  stepMask: string
+  exclusionMask: string
+  /** the breakdown text ('' when missing), and whether it was set */
+  bd: string
+  hasBd: string
+}
+
+/** The events a funnel reads and what each one means to it. */
+function eventColumns(plan: Plan, range: ResolvedRange): EventColumns {
   const n = plan.series.length
   const bounds = rangeBoundsHogQL(range)
   const stepConds = plan.series.map((s) => seriesStepCondition(s, plan.actor, bounds.to))
   const exclusionConds: string[] = []
+  const exclusionBits: string[] = []
   for (let k = 1; k < n; k++) {
     // exclusions that apply to actors who completed k steps (between step k − 1 and step k)
     const applying = plan.exclusions.filter((e) => e.from < k && k <= e.to).map((e) => stepCondition(e.node))
-    if (applying.length > 0) exclusionConds.push(`if(${applying.map((c) => `(${c})`).join(' OR ')}, ${-(k + 1)}, 0)`)
+    if (applying.length > 0) {
+      const any = applying.map((c) => `(${c})`).join(' OR ')
+      exclusionConds.push(`_toInt64(if(${any}, ${-(k + 1)}, 0))`)
+      exclusionBits.push(`if(${any}, ${2 ** (k - 1)}, 0)`)
+    }
   }
-  const stepsExpr = `arrayFilter(x -> x != 0, [${[...stepConds.map((c, i) => `if(${c}, ${i + 1}, 0)`), ...exclusionConds].join(', ')}])`
+  const steps = `arrayFilter(x -> x != 0, [${[...stepConds.map((c, i) => `_toInt64(if(${c}, ${i + 1}, 0))`), ...exclusionConds].join(', ')}])`
+  const stepMask = `_toUInt64(${stepConds.map((c, i) => `if(${c}, ${2 ** i}, 0)`).join(' + ')})`
+  const exclusionMask = `_toUInt64(${exclusionBits.length === 0 ? '0' : exclusionBits.join(' + ')})`
   const relevant = [...stepConds, ...plan.exclusions.map((e) => stepCondition(e.node))]
     .map((c) => `(${c})`)
     .join(' OR ')
@@ -294,11 +316,6 @@ async function readActors(
     plan.actorPresent,
     plan.options.order === 'strict' ? undefined : relevant,
   ])
-  const from = eventsFrom(plan.sampling)
-  const counted = await run(`SELECT count(DISTINCT ${plan.actor}) FROM ${from} WHERE ${where}`, ctx)
-  const actors = Number(counted.rows[0]?.[0] ?? 0)
-  if (actors === 0) return []
-  const pages = Math.max(1, Math.ceil(actors / ACTORS_PER_PAGE))
   // one text per event: the value ('' when missing), or the JSON array of values for several properties
   const texts = plan.dims.map((d) => `ifNull(toString(${rawBreakdownExpr(d)}), '')`)
   const bd = plan.dims.length === 0 ? "''" : plan.multi ? `toJSONString([${texts.join(', ')}])` : texts[0]
@@ -308,6 +325,23 @@ async function readActors(
       : plan.multi
         ? `arrayExists(x -> x != '', [${texts.join(', ')}])`
         : `isNotNull(${rawBreakdownExpr(plan.dims[0])})`
+  return { from: eventsFrom(plan.sampling), where, steps, stepMask, exclusionMask, bd, hasBd }
+}
+
+/** Reads every actor's funnel events, in pages of about ACTORS_PER_PAGE actors (the walker's input). */
+async function readActors(
+  plan: Plan,
+  range: ResolvedRange,
+  ctx: RunContext,
+  run: HogQLExecutor,
+  /** filled with each actor's id, in the order of the result */
+  actorIds?: string[],
+): Promise<FunnelEvent[][]> {
+  const { from, where, steps: stepsExpr, bd, hasBd } = eventColumns(plan, range)
+  const counted = await run(`SELECT count(DISTINCT ${plan.actor}) FROM ${from} WHERE ${where}`, ctx)
+  const actors = Number(counted.rows[0]?.[0] ?? 0)
+  if (actors === 0) return []
+  const pages = Math.max(1, Math.ceil(actors / ACTORS_PER_PAGE))
   const bucket = bucketKeyHogQL(range.interval, range.weekStartDay)
   const out: FunnelEvent[][] = []
   for (let page = 0; page < pages; page++) {
@@ -358,7 +392,8 @@ interface StepTotals {
   durations: number[][]
 }
 
-function stepResults(plan: Plan, paths: FunnelPath[], actions: Map<number, ActionInfo>): unknown[] {
+/** Step totals per breakdown value from the walker's paths. */
+function totalsOfPaths(plan: Plan, paths: FunnelPath[]): Map<string, StepTotals> {
   const n = plan.series.length
   const totals = new Map<string, StepTotals>()
   const totalsOf = (key: string) => {
@@ -379,6 +414,11 @@ function stepResults(plan: Plan, paths: FunnelPath[], actions: Map<number, Actio
       if (d !== undefined && d > 0) t.durations[i].push(d)
     }
   }
+  return totals
+}
+
+function stepResults(plan: Plan, totals: Map<string, StepTotals>, actions: Map<number, ActionInfo>): unknown[] {
+  const n = plan.series.length
   if (totals.size === 0) return []
   const shape = (t: StepTotals, breakdown?: string) =>
     plan.series.map((s, i) => {
@@ -424,22 +464,31 @@ function stepResults(plan: Plan, paths: FunnelPath[], actions: Map<number, Actio
   return kept.map(([key, t]) => shape(t, key))
 }
 
-function timeToConvert(plan: Plan, paths: FunnelPath[]): Record<string, unknown> {
+function timingsOfPaths(plan: Plan, paths: FunnelPath[]): number[] {
   const timings: number[] = []
   for (const path of paths) {
     const to = path.times[plan.toStep]
     const from = path.times[plan.fromStep]
     if (path.reached >= plan.toStep + 1 && to !== undefined && from !== undefined) timings.push(to - from)
   }
+  return timings
+}
+
+function timeToConvert(plan: Plan, timings: number[]): Record<string, unknown> {
   return { average_conversion_time: average(timings), bins: timeToConvertBins(timings, plan.binCount) }
 }
 
-function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange): unknown[] {
+interface TrendRow {
+  entered: number[]
+  converted: number[]
+}
+
+function trendRowsOfActors(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange): Map<string, TrendRow> {
   const toCount = plan.toStep + 1
   const options = { ...plan.options, steps: toCount }
   const keys = range.buckets.map((b) => bucketKey(b, range.interval))
   const index = new Map(keys.map((k, i) => [k, i]))
-  const rows = new Map<string, { entered: number[]; converted: number[] }>()
+  const rows = new Map<string, TrendRow>()
   for (const events of actors) {
     // the funnel up to funnelToStep; each interval in which the actor did step 1 is an entrance
     const truncated = events.map((e) => ({ ...e, steps: e.steps.filter((s) => Math.abs(s) <= toCount) }))
@@ -459,6 +508,11 @@ function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange)
       }
     }
   }
+  return rows
+}
+
+function trendResults(plan: Plan, rows: Map<string, TrendRow>, range: ResolvedRange): unknown[] {
+  const keys = range.buckets.map((b) => bucketKey(b, range.interval))
   const hourly = range.interval === 'hour' || range.interval === 'minute'
   const labels = range.buckets.map((b) => `${b.getUTCDate()}-${MONTHS[b.getUTCMonth()]}-${b.getUTCFullYear()}`)
   const days = range.buckets.map((b) => (hourly ? bucketKey(b, range.interval) : localDay(b)))
@@ -478,6 +532,122 @@ function trendResults(plan: Plan, actors: FunnelEvent[][], range: ResolvedRange)
     .slice(0, plan.breakdownLimit)
     .sort(([ka], [kb]) => (ka < kb ? -1 : ka > kb ? 1 : 0))
     .map(([key, row]) => ({ ...shape(row), breakdown_value: valueOut(plan, key) }))
+}
+
+/** The engine's description of an ordered or strict funnel matched up to `steps` steps. */
+function engineFunnel(plan: Plan, steps: number): EngineFunnel {
+  const ks: number[] = []
+  for (let k = 1; k < steps; k++) if (plan.exclusions.some((e) => e.from < k && k <= e.to)) ks.push(k)
+  return {
+    steps,
+    strict: plan.options.order === 'strict',
+    window: plan.options.window,
+    optional: plan.options.optional,
+    // without a breakdown every event's value is '': attribution changes nothing
+    attribution: plan.dims.length > 0 ? plan.options.attribution : 'first_touch',
+    attributionStep: plan.options.attributionStep,
+    exclusionKs: ks,
+  }
+}
+
+/**
+ * One row per actor path (breakdown value `bv`, and entrance period `period` for trends) with the furthest path
+ * `p` = (reached, excluded, times, mask, start), actors with no path left out: the subquery the engine paths
+ * aggregate over.
+ */
+function enginePaths(plan: Plan, range: ResolvedRange, trends: boolean): string {
+  const { from, where, stepMask, exclusionMask, bd, hasBd } = eventColumns(plan, range)
+  const count = trends ? plan.toStep + 1 : plan.series.length
+  const f = engineFunnel(plan, count)
+  const bucket = trends ? bucketKeyHogQL(range.interval, range.weekStartDay) : "''"
+  // each event: (ts, step mask, exclusion mask, breakdown, has breakdown, bucket), the last three only when used
+  const ts = 'assumeNotNull(toFloat(timestamp))'
+  const extra = plan.dims.length > 0 || trends ? `, ${bd}, ${hasBd}, ${bucket}` : ''
+  const actors =
+    `SELECT ${plan.actor} AS actor, arraySort(groupArray((${ts}, ${stepMask}, ${exclusionMask}${extra}))) AS events ` +
+    `FROM ${from} WHERE ${where} GROUP BY actor`
+  const evs = trends && count < plan.series.length ? truncatedExpr('events', count) : 'events'
+  const values = breakdownValuesExpr(f, evs, plan.dims.length > 0)
+  const period = trends
+    ? `, arrayJoin(arrayDistinct(arrayMap(y -> y.6, arrayFilter(y -> notEquals(bitAnd(y.2, 1), 0), ${evs})))) AS period`
+    : ''
+  const path = pathExpr(f, evs, 'bv', 'mixed', trends ? 'equals(y.6, period)' : '1')
+  return `SELECT bv${trends ? ', period' : ''}, ${path} AS p FROM (SELECT arrayJoin(${values}) AS bv${period}, events, ${mixedExpr('events')} AS mixed FROM (${actors}))`
+}
+
+async function engineStepTotals(
+  plan: Plan,
+  range: ResolvedRange,
+  ctx: RunContext,
+  run: HogQLExecutor,
+): Promise<Map<string, StepTotals>> {
+  const n = plan.series.length
+  const steps = Array.from({ length: n }, (_, i) => i)
+  const counts = steps.map((i) => `countIf(bitAnd(p.4, ${2 ** i}) != 0)`)
+  const exact = steps.map((i) => `countIf(p.1 = ${i + 1})`)
+  // seconds from the previous step on the path (an optional step skipped: the one before it)
+  const durations = steps.map((i) => {
+    if (i === 0) return 'arrayResize([0.0], 0)'
+    const d = `p.3[${i + 1}] - arrayLast(t -> t >= 0, arraySlice(p.3, 1, ${i}))`
+    return `groupArrayIf(${d}, p.3[${i + 1}] >= 0 AND ${d} > 0)`
+  })
+  const executed = await run(
+    `SELECT bv, [${counts.join(', ')}], [${exact.join(', ')}], [${durations.join(', ')}] ` +
+      `FROM (${enginePaths(plan, range, false)}) WHERE p.1 > 0 AND NOT p.2 GROUP BY bv LIMIT 50000`,
+    ctx,
+  )
+  ctx.stats.resultRows += executed.rows.length
+  const totals = new Map<string, StepTotals>()
+  for (const row of executed.rows) {
+    totals.set(String(row[0]), {
+      counts: (row[1] as unknown[]).map(Number),
+      exact: (row[2] as unknown[]).map(Number),
+      durations: (row[3] as unknown[][]).map((ds) => ds.map(Number)),
+    })
+  }
+  return totals
+}
+
+async function engineTimings(plan: Plan, range: ResolvedRange, ctx: RunContext, run: HogQLExecutor): Promise<number[]> {
+  const to = `p.3[${plan.toStep + 1}]`
+  const from = `p.3[${plan.fromStep + 1}]`
+  const executed = await run(
+    `SELECT groupArray(${to} - ${from}) FROM (${enginePaths(plan, range, false)}) ` +
+      `WHERE p.1 >= ${plan.toStep + 1} AND NOT p.2 AND ${to} >= 0 AND ${from} >= 0`,
+    ctx,
+  )
+  ctx.stats.resultRows += executed.rows.length
+  return ((executed.rows[0]?.[0] ?? []) as unknown[]).map(Number)
+}
+
+async function engineTrendRows(
+  plan: Plan,
+  range: ResolvedRange,
+  ctx: RunContext,
+  run: HogQLExecutor,
+): Promise<Map<string, TrendRow>> {
+  const toCount = plan.toStep + 1
+  const keys = range.buckets.map((b) => bucketKey(b, range.interval))
+  const index = new Map(keys.map((k, i) => [k, i]))
+  const executed = await run(
+    `SELECT bv, period, countIf(p.1 >= ${plan.fromStep + 1}), countIf(p.1 >= ${toCount}) ` +
+      `FROM (${enginePaths(plan, range, true)}) WHERE p.1 > 0 AND NOT p.2 GROUP BY bv, period LIMIT 50000`,
+    ctx,
+  )
+  ctx.stats.resultRows += executed.rows.length
+  const rows = new Map<string, TrendRow>()
+  for (const [bv, period, entered, converted] of executed.rows) {
+    const at = index.get(String(period))
+    if (at === undefined) continue
+    let row = rows.get(String(bv))
+    if (!row) {
+      row = { entered: new Array(keys.length).fill(0), converted: new Array(keys.length).fill(0) }
+      rows.set(String(bv), row)
+    }
+    row.entered[at] += Number(entered)
+    row.converted[at] += Number(converted)
+  }
+  return rows
 }
 
 /**
@@ -523,12 +693,23 @@ export function createFunnelsRunner(deps: InsightDeps): NodeRunner {
       insight.now,
       earliest,
     )
-    const actors = await readActors(plan, range, ctx, run)
     let results: unknown
-    if (plan.viz === 'trends') results = trendResults(plan, actors, range)
-    else {
-      const paths = actors.flatMap((events) => matchActor(events, plan.options, plan.dims.length > 0))
-      results = plan.viz === 'time_to_convert' ? timeToConvert(plan, paths) : stepResults(plan, paths, insight.actions)
+    if (plan.options.order !== 'unordered') {
+      // ordered and strict: matched in the engine, which answers totals
+      if (plan.viz === 'trends') results = trendResults(plan, await engineTrendRows(plan, range, ctx, run), range)
+      else if (plan.viz === 'time_to_convert') results = timeToConvert(plan, await engineTimings(plan, range, ctx, run))
+      else results = stepResults(plan, await engineStepTotals(plan, range, ctx, run), insight.actions)
+    } else {
+      // unordered: every actor's events, walked here
+      const actors = await readActors(plan, range, ctx, run)
+      if (plan.viz === 'trends') results = trendResults(plan, trendRowsOfActors(plan, actors, range), range)
+      else {
+        const paths = actors.flatMap((events) => matchActor(events, plan.options, plan.dims.length > 0))
+        results =
+          plan.viz === 'time_to_convert'
+            ? timeToConvert(plan, timingsOfPaths(plan, paths))
+            : stepResults(plan, totalsOfPaths(plan, paths), insight.actions)
+      }
     }
     return {
       results,

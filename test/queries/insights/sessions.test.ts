@@ -157,7 +157,9 @@ describe('TrendsQuery cohort breakdown', () => {
   it('breaks down by cohorts and by everyone ("all" or id 0), labelled with the cohort names', async () => {
     const cohort = await api('POST', `/api/projects/${t.creds.project_id}/cohorts/`, {
       name: 'Pro plan',
-      filters: { properties: { type: 'AND', values: [{ type: 'person', key: 'plan', value: 'pro' }] } },
+      filters: {
+        properties: { type: 'AND', values: [{ type: 'person', key: 'plan', value: 'pro', operator: 'exact' }] },
+      },
     })
     const trends = (breakdown: unknown) =>
       postQuery(t, {

@@ -1,0 +1,332 @@
+/**
+ * Ordered and strict funnels matched inside the engine (hogql.md §4.3, §4.12 "Funnels"): HogQL expressions that
+ * walk one actor's time-sorted step events the way `funnel-match.ts`'s `matchOrdered` does, so the query returns
+ * aggregated rows instead of every actor's events. Pure: builds text.
+ *
+ * An actor's events arrive sorted as `Array(Tuple(ts Float64, step mask UInt64, exclusion mask UInt64[,
+ * breakdown String, has breakdown, bucket String]))`: bit i − 1 of the step mask for step i, bit k − 1 of the
+ * exclusion mask for an exclusion that applies to actors who completed k steps (`FunnelEvent.steps`' −(k + 1)).
+ *
+ * Two walks, chosen per actor (the engine evaluates only the branch a row takes):
+ * - `levelsExpr`, for ordered funnels without exclusions or optional steps and actors without an instant whose
+ *   events match different steps (nearly everyone): a handful of whole-array passes per step, no fold.
+ * - `foldExpr`, for everything else: an `arrayFold` whose state is a flat tuple of scalars, for each entry
+ *   `entered[j]` (an attempt that completed j steps; `entered[0]` is the attempt the current event may start,
+ *   never stored): its start (−1: none), the time of each of its steps, excluded flag, step mask and the
+ *   events it used at the instant being split; then the furthest path (step, times, excluded, start, mask).
+ *   Events at one instant that match different steps are split into one event per step, in step order, and an
+ *   event may then not be used twice on one path (a bit per event of the instant, by its place modulo 64);
+ *   exclusions and strictness ignore such instants (as the walker). Within one event every step reads the state
+ *   before the event (the walker goes from the last step down, so no step sees another's update), exclusions
+ *   first. Values used more than once are bound once per event with one-element `arrayMap`s.
+ */
+import type { Attribution } from './funnel-match.js'
+
+export interface EngineFunnel {
+  /** steps matched (the funnel's, or up to funnelToStep for trends) */
+  steps: number
+  strict: boolean
+  /** conversion window in seconds */
+  window: number
+  /** 1-based numbers of optional steps */
+  optional: Set<number>
+  attribution: Attribution
+  attributionStep?: number
+  /** k (1 … steps − 1) for which some event may carry the exclusion marker −(k + 1) */
+  exclusionKs: number[]
+}
+
+const lit = (v: number) => (Number.isInteger(v) ? String(v) : v.toString())
+const bit = (s: number) => 2 ** (s - 1)
+const and = (...parts: string[]) => {
+  const kept = parts.filter((p) => p !== '1')
+  if (kept.includes('0')) return '0'
+  return kept.length === 0 ? '1' : kept.length === 1 ? kept[0] : `and(${kept.join(', ')})`
+}
+const or = (...parts: string[]) => {
+  const kept = parts.filter((p) => p !== '0')
+  if (kept.includes('1')) return '1'
+  return kept.length === 0 ? '0' : kept.length === 1 ? kept[0] : `or(${kept.join(', ')})`
+}
+const not = (p: string) => (p === '0' ? '1' : p === '1' ? '0' : `not(${p})`)
+/** `multiIf` over (condition, value) pairs, `otherwise` when none holds */
+const pick = (cases: [string, string][], otherwise: string) => {
+  const live = cases.filter(([c]) => c !== '0')
+  if (live.length === 0) return otherwise
+  return `multiIf(${live.map(([c, v]) => `${c}, ${v}`).join(', ')}, ${otherwise})`
+}
+
+/**
+ * The fold over the expanded events `evs` — tuples (ts, step mask, exclusion mask, can start, split, used bit,
+ * breakdown matches, order) — as a flat tuple of scalars (see the file's comment), returning the furthest path
+ * (reached, excluded, times, mask, start).
+ */
+function foldExpr(f: EngineFunnel, evs: string): string {
+  const n = f.steps
+  const W = lit(f.window)
+  const hasExcl = f.exclusionKs.length > 0
+  const hasOpt = [...f.optional].some((o) => o <= n)
+  const fields: string[] = []
+  const inits: string[] = []
+  const at = new Map<string, number>()
+  const field = (name: string, init: string) => {
+    fields.push(name)
+    inits.push(init)
+    at.set(name, fields.length)
+  }
+  const S = (name: string) => `S.${at.get(name)}`
+  for (let j = 1; j <= n; j++) {
+    field(`st${j}`, '-1.0')
+    for (let i = 1; i <= j; i++) field(`t${j}_${i}`, '-1.0')
+    if (hasExcl) field(`ex${j}`, '_toInt64(0)')
+    if (hasOpt) field(`mk${j}`, '_toUInt64(0)')
+    field(`us${j}`, '_toUInt64(0)')
+  }
+  field('Ms', '_toInt64(0)')
+  for (let i = 1; i <= n; i++) field(`Mt${i}`, '-1.0')
+  if (hasExcl) {
+    field('Mx', '_toInt64(0)')
+    field('Mst', '-1.0')
+  }
+  if (hasOpt) field('Mmk', '_toUInt64(0)')
+
+  // after a completed attempt's instant the walk stops: later events change nothing
+  // values worked out once per event, bound with a one-element arrayMap: A (the walk has ended, exclusions),
+  // then B (the ways each step may be taken)
+  const aParts: string[] = []
+  const bParts: string[] = []
+  const bind = (parts: string[], name: string, expr: string) => {
+    parts.push(expr)
+    return `${name}.${parts.length}`
+  }
+  const doneText = `and(greaterOrEquals(${S(`st${n}`)}, 0), greater(x.1, ${S(`t${n}_${n}`)}))`
+  const done = bind(aParts, 'A', doneText)
+  const has = (s: number) => `and(not(${done}), notEquals(bitAnd(x.2, ${bit(s)}), 0))`
+  const hasX = (k: number) => `and(not(${doneText}), notEquals(bitAnd(x.3, ${bit(k)}), 0))`
+  const inW = (j: number) =>
+    j === 0
+      ? 'notEquals(x.4, 0)'
+      : `and(greaterOrEquals(${S(`st${j}`)}, 0), lessOrEquals(minus(x.1, ${S(`st${j}`)}), ${W}))`
+  const start = (j: number) => (j === 0 ? 'x.1' : S(`st${j}`))
+  const notSame = (s: number, p: number) =>
+    `not(and(greaterOrEquals(${S(`st${s}`)}, 0), equals(${S(`st${s}`)}, ${start(p)})))`
+  const used = (p: number) =>
+    p === 0 ? '0' : `and(notEquals(x.5, 0), equals(${S(`t${p}_${p}`)}, x.1), notEquals(bitAnd(${S(`us${p}`)}, x.6), 0))`
+  const attr = (p: number) => (f.attribution === 'step' && f.attributionStep === p ? 'notEquals(x.7, 0)' : '1')
+  const exOld = (j: number) => (hasExcl && j > 0 ? S(`ex${j}`) : '0')
+  const mkOf = (j: number) => (j === 0 ? '_toUInt64(0)' : hasOpt ? S(`mk${j}`) : `_toUInt64(${2 ** j - 1})`)
+  const timeOf = (p: number, i: number) => (i <= p ? S(`t${p}_${i}`) : '-1.0')
+  /** the entries step s may follow: s − 1, then back over optional steps */
+  const candidates = (s: number) => {
+    const out = [s - 1]
+    while (out[out.length - 1] > 0 && f.optional.has(out[out.length - 1])) out.push(out[out.length - 1] - 1)
+    return out
+  }
+  /** step s follows its i-th candidate: the earlier ones are out of the window (the last is taken regardless) */
+  const picks = (s: number, i: number) =>
+    and(
+      ...candidates(s)
+        .slice(0, i)
+        .map((c) => not(inW(c))),
+    )
+  const viaEach = (s: number) => candidates(s).map((p, i) => ({ p, via: picks(s, i) }))
+
+  // exclusions first: marker −(k + 1) marks the entry that step k + 1 would follow
+  const marks = (j: number): string[] =>
+    f.exclusionKs.flatMap((k) =>
+      viaEach(k + 1)
+        .filter(({ p }) => p === j)
+        .map(({ p, via }) => and(hasX(k), via, inW(p), notSame(k + 1, p))),
+    )
+  const exABound = new Map<number, string>()
+  for (let j = 1; j < n; j++) if (marks(j).length > 0) exABound.set(j, bind(aParts, 'A', or(exOld(j), ...marks(j))))
+  const exA = (j: number) => (j === 0 ? '0' : (exABound.get(j) ?? exOld(j)))
+  const maxMarks: string[] = []
+  if (hasExcl) {
+    for (let j = 1; j < n; j++) {
+      for (const m of marks(j)) {
+        maxMarks.push(and(m, not(exOld(j)), `equals(${S('Ms')}, ${j})`, `lessOrEquals(minus(x.1, ${S('Mst')}), ${W})`))
+      }
+    }
+  }
+  const maxEx = hasExcl ? bind(aParts, 'A', or(S('Mx'), ...maxMarks)) : '0'
+
+  const ok = (s: number, p: number) => and(inW(p), notSame(s, p), attr(p), not(used(p)))
+  const out: string[] = []
+  const wins: { s: number; p: number; when: string }[] = []
+  for (let j = 1; j <= n; j++) {
+    const ways = viaEach(j).map(({ p, via }) => ({ p, step: bind(bParts, 'B', and(has(j), via, ok(j, p))) }))
+    const adv = ways.map(({ p, step }) => ({ p, when: and(step, not(exA(p))) }))
+    const gone = f.strict ? and(not(done), 'equals(x.5, 0)', not(`notEquals(bitAnd(x.2, ${bit(j)}), 0)`)) : '0'
+    const next = (value: (p: number) => string, old: string) =>
+      pick(
+        adv.map(({ p, when }) => [when, value(p)]),
+        old,
+      )
+    const st = next((p) => start(p), S(`st${j}`))
+    out.push(gone === '0' ? st : `if(${gone}, -1.0, ${st})`)
+    for (let i = 1; i <= j; i++) out.push(next((p) => (i === j ? 'x.1' : timeOf(p, i)), S(`t${j}_${i}`)))
+    if (hasExcl) out.push(`_toInt64(${next(() => '0', exA(j))})`)
+    if (hasOpt) out.push(next((p) => `bitOr(${mkOf(p)}, _toUInt64(${bit(j)}))`, S(`mk${j}`)))
+    out.push(
+      next(
+        (p) =>
+          p === 0
+            ? 'if(notEquals(x.5, 0), x.6, _toUInt64(0))'
+            : `if(notEquals(x.5, 0), bitOr(if(equals(${S(`t${p}_${p}`)}, x.1), ${S(`us${p}`)}, _toUInt64(0)), x.6), _toUInt64(0))`,
+        S(`us${j}`),
+      ),
+    )
+    const beats = hasExcl
+      ? or(`greater(${j}, ${S('Ms')})`, and(`equals(${S('Ms')}, ${j})`, maxEx))
+      : `greater(${j}, ${S('Ms')})`
+    for (const { p, step } of ways) wins.push({ s: j, p, when: and(step, beats) })
+  }
+  // the furthest path: the highest step this event passes, when it beats the one so far
+  wins.sort((a, b) => b.s - a.s)
+  const maxOf = (value: (s: number, p: number) => string, old: string) =>
+    pick(
+      wins.map(({ s, p, when }) => [when, value(s, p)]),
+      old,
+    )
+  out.push(`_toInt64(${maxOf((s) => String(s), S('Ms'))})`)
+  for (let i = 1; i <= n; i++) {
+    out.push(maxOf((s, p) => (i < s ? timeOf(p, i) : i === s ? 'x.1' : '-1.0'), S(`Mt${i}`)))
+  }
+  if (hasExcl) {
+    out.push(`_toInt64(${maxOf((_, p) => exA(p), maxEx)})`)
+    out.push(maxOf((_, p) => start(p), S('Mst')))
+  }
+  if (hasOpt) out.push(maxOf((s, p) => `bitOr(${mkOf(p)}, _toUInt64(${bit(s)}))`, S('Mmk')))
+  const let_ = (name: string, parts: string[], body: string) =>
+    `arrayMap(${name} -> ${body}, [(${parts.join(', ')}${parts.length === 1 ? ', 0' : ''})])[1]`
+  const step = let_('A', aParts, let_('B', bParts, `(${out.join(', ')})`))
+  const fold = `arrayFold((S, x) -> ${step}, ${evs}, (${inits.join(', ')}))`
+  // the path: (reached, excluded, times, mask, start)
+  const times = Array.from({ length: n }, (_, i) => `r.${at.get(`Mt${i + 1}`)}`)
+  const reached = `r.${at.get('Ms')}`
+  return (
+    `arrayMap(r -> (${reached}, ${hasExcl ? `r.${at.get('Mx')}` : '0'}, [${times.join(', ')}], ` +
+    `${hasOpt ? `r.${at.get('Mmk')}` : `_toUInt64(minus(bitShiftLeft(_toUInt64(1), ${reached}), 1))`}), [${fold}])[1]`
+  )
+}
+
+/**
+ * The events as the fold reads them: (optionally) only those of breakdown value `bv`, grouped by instant; an
+ * instant whose events do not all match the same steps becomes one event per step, in step order, each with
+ * a bit for the event it came from (its place at the instant, modulo 64).
+ */
+function expandedExpr(
+  f: EngineFunnel,
+  evs: string,
+  bv: string,
+  canStart: string,
+): { filtered: string; canStart: string; bvok: string; grouped: string; plain: string } {
+  const filtered = f.attribution === 'all_events' ? `arrayFilter(y -> equals(y.4, ${bv}), ${evs})` : evs
+  const bvok = f.attribution === 'step' ? `equals(y.4, ${bv})` : '1'
+  const lean = `arrayMap(y -> (y.1, y.2, y.3, _toInt64(${canStart}), _toInt64(${bvok})), ${filtered})`
+  const ts = `arrayMap(y -> y.1, ${filtered})`
+  const flags = `arrayMap((a, b) -> notEquals(a, b), ${ts}, arrayPushFront(arrayPopBack(${ts}), -1.0))`
+  const bits = `[${Array.from({ length: f.steps }, (_, i) => `_toUInt64(${bit(i + 1)})`).join(', ')}]`
+  const split =
+    `arraySort(z -> (z.2, z.8), arrayFlatten(arrayMap((y, i) -> arrayMap(b -> (y.1, b, _toUInt64(0), y.4, _toInt64(1), ` +
+    `_toUInt64(bitShiftLeft(_toUInt64(1), modulo(i - 1, 64))), y.5, _toInt64(i)), ` +
+    `arrayFilter(b -> notEquals(bitAnd(y.2, b), 0), ${bits})), g, arrayEnumerate(g))))`
+  const whole = 'arrayMap(y -> (y.1, y.2, y.3, y.4, _toInt64(0), _toUInt64(0), y.5, _toInt64(0)), g)'
+  const grouped =
+    `arrayFlatten(arrayMap(g -> if(arrayExists(y -> or(notEquals(y.2, g[1].2), notEquals(y.3, g[1].3)), g), ` +
+    `${split}, ${whole}), arraySplit((y, b) -> b, ${lean}, ${flags})))`
+  const plain = `arrayMap(y -> (y.1, y.2, y.3, y.4, _toInt64(0), _toUInt64(0), y.5, _toInt64(0)), ${lean})`
+  return { filtered, canStart, bvok, grouped, plain }
+}
+
+/**
+ * The walk without a fold, level by level over whole arrays, for ordered funnels without exclusions, optional
+ * steps or instants to split (`lean`: tuples ts, step mask, exclusion mask, can start, breakdown matches). The
+ * attempt that completed s steps, after each event: the walker replaces it when a step-s event follows an
+ * attempt of s − 1 steps inside the window that started later than the one it holds (starts only grow), so
+ * each level is a forward fill of the level below, shifted by one event. The furthest path is the first
+ * attempt to reach the highest level, with the step times it carried.
+ */
+function levelsExpr(f: EngineFunnel, events: string, canStart: string, bvok: string): string {
+  const n = f.steps
+  const W = lit(f.window)
+  const ts = `arrayMap(y -> y.1, ${events})`
+  const prev = (a: string) => `arrayPushFront(arrayPopBack(${a}), -1.0)`
+  const fill = (values: string, flags: string) => `arrayFill((v, c) -> c, ${values}, ${flags})`
+  /** values where flags hold, carried forward; −1 before the first */
+  const keep = (values: string, flags: string) => fill(`arrayMap((v, c) -> if(c, v, -1.0), ${values}, ${flags})`, flags)
+  const attr = (s: number) => (f.attribution === 'step' && f.attributionStep === s - 1 ? `, ${bvok}` : '')
+  // level L<s>: (took step s, start = time of step 1, time of step 2 … s) after each event
+  const first = `arrayMap(y -> and(notEquals(bitAnd(y.2, 1), 0), ${canStart}${attr(1)}), ${events})`
+  const levels: string[] = [`(${first}, ${keep(ts, first)})`]
+  for (let s = 2; s <= n; s++) {
+    const L = `L${s - 1}`
+    const start = prev(`${L}.2`)
+    const cand =
+      `arrayMap((y, p) -> and(notEquals(bitAnd(y.2, ${bit(s)}), 0), greaterOrEquals(p, 0), ` +
+      `lessOrEquals(minus(y.1, p), ${W})${attr(s)}), ${events}, ${start})`
+    const held = prev(fill(`arrayMap((p, c) -> if(c, p, -1.0), ${start}, ${cand})`, cand))
+    const took = `arrayMap((c, p, q) -> and(c, notEquals(p, q)), ${cand}, ${start}, ${held})`
+    const times = Array.from({ length: s - 2 }, (_, k) => keep(prev(`${L}.${k + 3}`), took))
+    levels.push(`(${[took, keep(start, took), ...times, keep(ts, took)].join(', ')})`)
+  }
+  const reachedAt = (s: number) => `arrayExists(v -> v, L${s}.1)`
+  const reached = `multiIf(${Array.from({ length: n }, (_, i) => `${reachedAt(n - i)}, ${n - i}`).join(', ')}, 0)`
+  const times = Array.from({ length: n }, (_, k) => {
+    const cases: string[] = []
+    for (let s = n; s >= k + 1; s--) cases.push(`${reachedAt(s)}, L${s}.${k + 2}[arrayFirstIndex(v -> v, L${s}.1)]`)
+    return `multiIf(${cases.join(', ')}, -1.0)`
+  })
+  let body = `(${reached}, 0, [${times.join(', ')}], _toUInt64(minus(bitShiftLeft(_toUInt64(1), ${reached}), 1)))`
+  for (let s = n; s >= 1; s--) body = `arrayMap(L${s} -> ${body}, [${levels[s - 1]}])[1]`
+  return body
+}
+
+/**
+ * The breakdown values an actor is counted under (as `breakdownValuesOf`), over the sorted events `evs`
+ * (tuples: ts, step mask, exclusion mask, breakdown, has breakdown, bucket).
+ */
+export function breakdownValuesExpr(f: EngineFunnel, evs: string, hasBreakdown: boolean): string {
+  if (!hasBreakdown) return "['']"
+  switch (f.attribution) {
+    case 'first_touch':
+      return `[arrayFirst(y -> y.5, ${evs}).4]`
+    case 'last_touch':
+      return `[arrayLast(y -> y.5, ${evs}).4]`
+    case 'all_events':
+      return `arrayDistinct(arrayMap(y -> y.4, ${evs}))`
+    case 'step':
+      return `arrayDistinct(arrayMap(y -> y.4, arrayFilter(y -> notEquals(bitAnd(y.2, ${bit((f.attributionStep ?? 0) + 1)}), 0), ${evs})))`
+  }
+}
+
+/**
+ * The furthest path of an actor for breakdown value `bv` (a column), as a tuple (reached step, excluded, times,
+ * mask); reached 0 or excluded: no path. `mixed` says whether the actor has events at one instant that match
+ * different steps (`mixedExpr`); `canStart` is a condition on the event `y`.
+ */
+export function pathExpr(f: EngineFunnel, evs: string, bv: string, mixed: string, canStart = '1'): string {
+  const { filtered, canStart: cs, bvok, grouped, plain } = expandedExpr(f, evs, bv, canStart)
+  const simple = !f.strict && f.exclusionKs.length === 0 && ![...f.optional].some((o) => o <= f.steps)
+  // the engine evaluates the branch each row takes: the fold only for actors who need it
+  return simple
+    ? `if(${mixed}, ${foldExpr(f, grouped)}, ${levelsExpr(f, filtered, cs, bvok)})`
+    : `if(${mixed}, ${foldExpr(f, grouped)}, ${foldExpr(f, plain)})`
+}
+
+/**
+ * Whether an actor has events at one instant that match different steps, over the sorted events `evs` (by time,
+ * then steps: such events are neighbours). Most actors have none, and only their rows take the fold.
+ */
+export function mixedExpr(evs: string): string {
+  return (
+    `arrayExists((a, b) -> and(equals(a.1, b.1), or(notEquals(a.2, b.2), notEquals(a.3, b.3))), ` +
+    `arrayPopFront(${evs}), arrayPopBack(${evs}))`
+  )
+}
+
+/** The events with steps past `steps` (and exclusions past them) dropped: the funnel up to funnelToStep. */
+export function truncatedExpr(evs: string, steps: number): string {
+  return `arrayMap(y -> (y.1, bitAnd(y.2, ${2 ** steps - 1}), bitAnd(y.3, ${2 ** (steps - 1) - 1}), y.4, y.5, y.6), ${evs})`
+}
