@@ -76,16 +76,19 @@ export function createCommitter(deps: {
   const recent = createRecentIds(deps.recentIds ?? 1_000_000)
   const wal = openWal(deps.walDir)
   const rowsText = createTsvArena()
-  // Uuids written shortly before a restart are remembered too (a client may be retrying right now).
-  const preload = deps.events
-    .query<[number, string]>(
-      `SELECT team_id, toString(uuid) FROM events WHERE created_at >= now64(6) - INTERVAL 1 HOUR
-       ORDER BY created_at DESC LIMIT ${deps.recentIds ?? 1_000_000}`,
-    )
-    .then((r) => {
-      for (const [team, uuid] of r.rows) recent.add(`${team}:${uuid}`)
-    })
-    .catch(() => undefined)
+  // Uuids written shortly before a restart are remembered too (a client may be retrying right now). Read when the
+  // first capture comes, not at start: an embedded event store opens on first need, and this is not one.
+  let preload: Promise<void> | undefined
+  const preloaded = () =>
+    (preload ??= deps.events
+      .query<[number, string]>(
+        `SELECT team_id, toString(uuid) FROM events WHERE created_at >= now64(6) - INTERVAL 1 HOUR
+         ORDER BY created_at DESC LIMIT ${deps.recentIds ?? 1_000_000}`,
+      )
+      .then((r) => {
+        for (const [team, uuid] of r.rows) recent.add(`${team}:${uuid}`)
+      })
+      .catch(() => undefined))
   const queue: Pending[] = []
   let queuedRows = 0
   const running = new Set<Promise<void>>()
@@ -164,7 +167,7 @@ export function createCommitter(deps: {
         if (others.size > 0) await Promise.allSettled(others)
         for (const id of ids) inFlight.set(id, mine.promise)
       }
-      await preload
+      await preloaded()
       await recovery
       // Logged events are certain duplicates; of the rest, only uuids written recently (by hash) may be retries,
       // and those are checked in the store.

@@ -5,7 +5,7 @@
  * - plain JSON (posthog-node without compression, curl);
  * - gzip, announced by `Content-Encoding: gzip` or `?compression=gzip|gzip-js`, or not announced at all
  *   (posthog-js sends gzip as `text/plain` with no header and no query) — so the magic bytes decide;
- * - lz-string base64 (`?compression=lz64`), raw or as a form field `data=`;
+ * - lz-string base64 (`?compression=lz64` or `Content-Encoding: lz64`), raw or as a form field `data=`;
  * - base64 JSON, raw or as a form field `data=` (posthog-js `/flags` with `?compression=base64`);
  * - the same `data=` in the query string of a GET.
  *
@@ -54,6 +54,8 @@ export interface DecodedCapture {
   payload: unknown
   /** Positions in the batch whose event nested too deep: cut out before parsing, `null` in `payload`. */
   tooDeep: number[]
+  /** Fields a form body carries beside `data` (older server SDKs send the key and send time there). */
+  form?: { apiKey?: string; sentAt?: string }
 }
 
 /** Decodes a body as one JSON value (a `/flags` request): nesting too deep anywhere refuses it. */
@@ -64,21 +66,28 @@ export async function decodeCaptureBody(input: DecodeInput): Promise<unknown> {
 
 /** Decodes a capture body: an event of a batch that nests too deep is left out alone (listed in `tooDeep`). */
 export async function decodeCapturePayload(input: DecodeInput): Promise<DecodedCapture> {
-  const { text, what } = await decodeToText(input)
-  return parseJson(text, what, true)
+  const { text, what, form } = await decodeToText(input)
+  const decoded = parseJson(text, what, true)
+  return form === undefined ? decoded : { ...decoded, form }
 }
 
 interface JsonText {
   text: string
   /** Which layer produced the text, for error messages. */
   what: string
+  form?: DecodedCapture['form']
 }
 
 async function decodeToText(input: DecodeInput): Promise<JsonText> {
   const maxBytes = input.maxBytes ?? DEFAULT_MAX_BYTES
   let hint = compressionFromQuery(input.query.compression)
-  const encoding = compressionFromHeader(input.contentEncoding)
+  let encoding = compressionFromHeader(input.contentEncoding)
   let bytes: Buffer = input.body
+  // lz64 is text, not a byte stream: the header is a hint for the text layer, decoded by the same bounded decoder.
+  if (encoding === 'lz64') {
+    encoding = 'none'
+    hint = 'lz64'
+  }
 
   if (bytes.length === 0) {
     const fromQuery = input.query.data
@@ -114,6 +123,11 @@ async function decodeToText(input: DecodeInput): Promise<JsonText> {
     if (formCompression !== null) hint = compressionFromQuery(formCompression)
     text = data
     fromForm = true
+    const apiKey = form.get('api_key') ?? form.get('token') ?? undefined
+    const sentAt = form.get('sent_at') ?? undefined
+    if (apiKey !== undefined || sentAt !== undefined) {
+      return { ...(await decodeText(text, hint, maxBytes, fromForm)), form: { apiKey, sentAt } }
+    }
   }
   return decodeText(text, hint, maxBytes, fromForm)
 }
@@ -121,14 +135,15 @@ async function decodeToText(input: DecodeInput): Promise<JsonText> {
 async function decodeText(text: string, hint: Compression, maxBytes: number, fromForm: boolean): Promise<JsonText> {
   let payload = text.trim()
   if (payload === '') throw new DecodeError('payload is empty')
-  // A form decoder turns an unescaped '+' into a space; base64 has no spaces, so put them back.
-  if (fromForm && payload.includes(' ')) payload = payload.replaceAll(' ', '+')
-
   const first = payload.charCodeAt(0)
-  if (hint === 'lz64' && first !== 0x7b && first !== 0x5b) {
+  const isJson = first === 0x7b /* { */ || first === 0x5b /* [ */
+  // A form decoder turns an unescaped '+' into a space; base64 has no spaces, so put them back (JSON keeps its own).
+  if (fromForm && !isJson && payload.includes(' ')) payload = payload.replaceAll(' ', '+')
+
+  if (hint === 'lz64' && !isJson) {
     return { text: lz64Text(payload, maxBytes), what: 'lz64-decoded payload' }
   }
-  if (first === 0x7b /* { */ || first === 0x5b /* [ */) {
+  if (isJson) {
     // A '[' or '{' can still open base64 only in theory ('[' and '{' are not in the alphabet), so this is JSON.
     return { text: payload, what: 'payload' }
   }
@@ -157,7 +172,8 @@ async function decodeText(text: string, hint: Compression, maxBytes: number, fro
 function lz64Text(payload: string, maxBytes: number): string {
   // lz-string pads to a multiple of four itself, sometimes with three '=', so only the alphabet is checked.
   const compact = /\s/.test(payload) ? payload.replace(/\s+/g, '') : payload
-  if (!LZ64.test(compact)) throw new DecodeError('lz64 payload is not valid base64 text')
+  // PostHog answers every lz64 failure with the same words.
+  if (!LZ64.test(compact)) throw new DecodeError('Failed to decompress data.')
   let out: string
   try {
     // One UTF-16 unit is at least one UTF-8 byte, so the cap in units never lets more bytes through.
@@ -165,9 +181,9 @@ function lz64Text(payload: string, maxBytes: number): string {
   } catch (err) {
     if (!(err instanceof Lz64Error)) throw err
     if (err.isTooLarge) throw new PayloadTooLargeError(`lz64 payload ${err.message}`)
-    throw new DecodeError(`invalid lz64 data: ${err.message}`)
+    throw new DecodeError('Failed to decompress data.')
   }
-  if (out === '') throw new DecodeError('invalid lz64 data: nothing decompressed')
+  if (out === '') throw new DecodeError('Failed to decompress data.')
   return out
 }
 
@@ -177,7 +193,7 @@ function parseJson(text: string, what: string, batchItems: boolean): DecodedCapt
   try {
     return { payload: JSON.parse(checked.text), tooDeep: checked.removed }
   } catch (err) {
-    throw new DecodeError(`${what} is not valid JSON: ${(err as Error).message}`)
+    throw new DecodeError(`Invalid JSON: ${(err as Error).message} (in the ${what})`)
   }
 }
 
@@ -197,7 +213,7 @@ async function inflateBytes(bytes: Buffer, kind: Compression, maxBytes: number):
     if (e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) {
       throw new PayloadTooLargeError(`${kind} body decompresses past the ${maxBytes} byte limit`)
     }
-    throw new DecodeError(`invalid ${kind} data: ${e.message}`)
+    throw new DecodeError(`Failed to decompress data. Invalid ${kind} data: ${e.message}`)
   }
 }
 
@@ -227,7 +243,8 @@ function compressionFromHeader(value: string | undefined): Compression {
   if (v === 'gzip' || v === 'x-gzip') return 'gzip'
   if (v === 'deflate') return 'deflate'
   if (v === 'br') return 'br'
-  throw new DecodeError(`unsupported Content-Encoding '${value}' (expected gzip, deflate or br)`)
+  if (v === 'lz64' || v === 'lz-string') return 'lz64'
+  throw new DecodeError(`unsupported Content-Encoding '${value}' (expected gzip, deflate, br or lz64)`)
 }
 
 function isGzip(bytes: Buffer): boolean {

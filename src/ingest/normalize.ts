@@ -42,6 +42,26 @@ export interface NormalizeOptions {
   anonymizeIp?: boolean
 }
 
+/** The request's project token is unusable (not a string, or several different ones): a 401, as PostHog answers. */
+export class CaptureTokenError extends Error {
+  override readonly name = 'CaptureTokenError'
+  constructor(
+    readonly code: 'not_string' | 'multiple_tokens',
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface ExtractOptions {
+  /** The request came to `/engage/`: an event without a name is a person update, stored as `$identify`. */
+  engage?: boolean
+  /** `api_key` of a form body (beside its `data`): used when the payload names no key. */
+  formToken?: string
+  /** `sent_at` of a form body: used when the payload has none. */
+  formSentAt?: string
+}
+
 /** One event (or, with `index` null, the whole request) is invalid; `attr` names the offending field. */
 export class CaptureValidationError extends Error {
   override readonly name = 'CaptureValidationError'
@@ -65,7 +85,11 @@ const MAX_EVENT_NAME_CHARS = 200
 const MIN_TS_MS = -62_167_219_200_000
 const MAX_TS_MS = 253_402_300_799_999
 
-export function extractEvents(payload: unknown, query: Record<string, string | undefined>): ExtractedEvents {
+export function extractEvents(
+  payload: unknown,
+  query: Record<string, string | undefined>,
+  options: ExtractOptions = {},
+): ExtractedEvents {
   let events: unknown[]
   let token: string | undefined
   let historicalMigration = false
@@ -77,7 +101,7 @@ export function extractEvents(payload: unknown, query: Record<string, string | u
     if ('batch' in payload) {
       if (!Array.isArray(payload.batch)) throw new CaptureValidationError(null, 'batch', 'batch must be an array')
       events = payload.batch
-      token = nonEmptyString(payload.api_key) ?? nonEmptyString(payload.token)
+      token = requestToken(payload.api_key) ?? requestToken(payload.token)
       historicalMigration = payload.historical_migration === true
     } else {
       events = [payload]
@@ -87,10 +111,27 @@ export function extractEvents(payload: unknown, query: Record<string, string | u
     throw new CaptureValidationError(null, null, 'payload must be a JSON object or an array of events')
   }
 
+  // capture-rs refuses a request without events (`EmptyBatch`) before it looks for a key.
+  if (events.length === 0) throw new CaptureValidationError(null, null, 'Invalid payload: request holds no event')
+  if (options.engage) nameEngageEvents(events)
   token ??= tokenOfEvents(events)
-  token ??= nonEmptyString(query.token) ?? nonEmptyString(query.api_key)
+  token ??= trimmedToken(options.formToken) ?? trimmedToken(query.token) ?? trimmedToken(query.api_key)
+  if (sentAt === undefined && options.formSentAt) sentAt = options.formSentAt
   sentAt ??= sentAtFromQuery(query._)
   return sentAt === undefined ? { token, historicalMigration, events } : { token, historicalMigration, sentAt, events }
+}
+
+// PostHog's capture takes a project token with surrounding whitespace (a key pasted with its newline) as the key.
+function trimmedToken(value: unknown): string | undefined {
+  return typeof value === 'string' ? nonEmptyString(value.trim()) : undefined
+}
+
+// A request-level key that is there but not a string is refused, as PostHog's capture refuses it.
+function requestToken(value: unknown): string | undefined {
+  if (value !== undefined && value !== null && typeof value !== 'string') {
+    throw new CaptureTokenError('not_string', 'Provided API key is not valid: not_string')
+  }
+  return trimmedToken(value)
 }
 
 function tokenOfEvents(events: unknown[]): string | undefined {
@@ -100,23 +141,29 @@ function tokenOfEvents(events: unknown[]): string | undefined {
     if (!isObject(ev)) continue
     const props = isObject(ev.properties) ? ev.properties : undefined
     const t =
-      nonEmptyString(ev.token) ??
-      nonEmptyString(ev.$token) ??
-      nonEmptyString(ev.api_key) ??
-      nonEmptyString(props?.token)
+      trimmedToken(ev.token) ?? trimmedToken(ev.$token) ?? trimmedToken(ev.api_key) ?? trimmedToken(props?.token)
     if (t === undefined) continue
     if (found === undefined) found = t
     else if (found !== t) {
-      throw new CaptureValidationError(i, 'token', 'events in one request carry different project tokens')
+      throw new CaptureTokenError('multiple_tokens', 'Batch submitted with inconsistent api_key values.')
     }
   }
   return found
 }
 
-// posthog-js puts its send time in `?_=` as epoch milliseconds; a value in seconds (older SDKs) reads as 1970.
+// `/engage/` carries person updates without an event name (mixpanel's shape); PostHog stores them as `$identify`.
+function nameEngageEvents(events: unknown[]): void {
+  for (const ev of events) {
+    if (isObject(ev) && (ev.event === undefined || ev.event === null)) ev.event = '$identify'
+  }
+}
+
+// posthog-js puts its send time in `?_=` as epoch milliseconds; older SDKs send seconds (told apart by size, as
+// PostHog's date parser does: 1e11 seconds is the year 5138).
 function sentAtFromQuery(value: string | undefined): string | undefined {
   if (value === undefined || !/^\d{1,15}$/.test(value)) return undefined
-  const ms = Number(value)
+  const n = Number(value)
+  const ms = n < 1e11 ? n * 1000 : n
   return ms >= Date.UTC(2021, 0, 1) ? new Date(ms).toISOString() : undefined
 }
 
@@ -125,8 +172,17 @@ function sentAtFromQuery(value: string | undefined): string | undefined {
  * `properties` object — copying forty-odd properties per event would cost more than the rest of this function.
  */
 export function normalizeEvent(raw: unknown, index: number, opts: NormalizeOptions): NormalizedEvent {
-  if (!isObject(raw)) throw new CaptureValidationError(index, null, `event ${index} must be a JSON object`)
+  if (raw === null) throw new CaptureValidationError(index, null, 'Invalid payload: some events are null')
+  if (!isObject(raw)) {
+    throw new CaptureValidationError(
+      index,
+      null,
+      `Invalid payload: All events must be dictionaries not '${pythonTypeName(raw)}'!`,
+    )
+  }
   const fail = (attr: string, message: string) => new CaptureValidationError(index, attr, `event ${index}: ${message}`)
+  // PostHog's own wording, for the refusals its tests name.
+  const refuse = (attr: string, message: string) => new CaptureValidationError(index, attr, message)
 
   const rawProps = raw.properties
   if (rawProps !== undefined && rawProps !== null && !isObject(rawProps)) {
@@ -134,9 +190,13 @@ export function normalizeEvent(raw: unknown, index: number, opts: NormalizeOptio
   }
   let properties: Props = rawProps ?? {}
 
-  const event = readEventName(raw.event, fail)
-  const distinctId = readDistinctId(raw, properties, fail)
-  const uuid = readUuid(raw.uuid, opts.now)
+  const event = readEventName(raw.event, fail, refuse)
+  // capture-rs reads a top-level `offset` as an integer: anything else (a string, a fraction) does not parse.
+  if (raw.offset !== undefined && raw.offset !== null && !Number.isSafeInteger(raw.offset)) {
+    throw refuse('offset', 'Invalid payload: Event field "offset" must be an integer!')
+  }
+  const distinctId = readDistinctId(raw, properties, refuse)
+  const uuid = readUuid(raw.uuid, opts.now, refuse)
   const timestamp = resolveTimestamp(raw, properties, opts)
   const elementsChain = readElementsChain(raw, properties)
 
@@ -213,6 +273,11 @@ export function setProperty(target: Props, key: string, value: unknown): void {
   }
 }
 
+/** capture-rs drops `$performance_event` events (an old posthog-js feature) and stores the rest of the request. */
+export function isDroppedEvent(raw: unknown): boolean {
+  return isObject(raw) && raw.event === '$performance_event'
+}
+
 /** Historical imports must be at least 48 hours old (spec §4.8 rule 2). */
 export function isHistoricallyValid(ev: Pick<NormalizedEvent, 'timestamp'>, now: Date): boolean {
   return ev.timestamp.getTime() <= now.getTime() - HISTORICAL_MIN_AGE_MS
@@ -220,8 +285,10 @@ export function isHistoricallyValid(ev: Pick<NormalizedEvent, 'timestamp'>, now:
 
 type Fail = (attr: string, message: string) => CaptureValidationError
 
-function readEventName(value: unknown, fail: Fail): string {
-  if (value === undefined || value === null) throw fail('event', 'event name is required')
+function readEventName(value: unknown, fail: Fail, refuse: Fail): string {
+  if (value === undefined || value === null) {
+    throw refuse('event', 'Invalid payload: All events must have the event name field "event"!')
+  }
   if (typeof value !== 'string') throw fail('event', `event name must be a string, got ${typeName(value)}`)
   if (value.trim() === '') throw fail('event', 'event name must not be empty')
   const name = value.length > MAX_EVENT_NAME_CHARS ? value.slice(0, MAX_EVENT_NAME_CHARS) : value
@@ -238,25 +305,63 @@ export function cleanText(value: string): string {
 }
 
 // PostHog's capture: top-level `distinct_id` (or `$distinct_id`), else `properties.distinct_id`; null counts as
-// absent; blank is rejected; surrounding whitespace is kept; capped at 200 characters.
-function readDistinctId(raw: Props, properties: Props, fail: Fail): string {
-  let value = raw.distinct_id ?? raw.$distinct_id
+// absent; any other JSON value is written out as compact JSON with object keys sorted, as serde_json writes it
+// (`["a","b"]`, `true`, `{"number":3,"string":"a"}`); blank is rejected;
+// surrounding whitespace is kept; capped at 200 characters.
+function readDistinctId(raw: Props, properties: Props, refuse: Fail): string {
+  const top = raw.distinct_id ?? raw.$distinct_id
+  let value = top
   if (value === undefined || value === null) value = properties.distinct_id
-  if (value === undefined || value === null) throw fail('distinct_id', 'distinct_id is required')
+  if (value === undefined || value === null) {
+    throw refuse(
+      'distinct_id',
+      raw.distinct_id === null || raw.$distinct_id === null || properties.distinct_id === null
+        ? 'Invalid payload: Event field "distinct_id" should not be blank!'
+        : 'Invalid payload: All events must have the event field "distinct_id"!',
+    )
+  }
   let id: string
   if (typeof value === 'string') id = value
-  else if (typeof value === 'number' && Number.isFinite(value)) id = String(value)
-  else throw fail('distinct_id', `distinct_id must be a string or a number, got ${typeName(value)}`)
-  if (id.trim() === '') throw fail('distinct_id', 'distinct_id must not be blank')
+  else if (typeof value === 'number') id = String(value)
+  else id = sortedJson(value)
+  if (id.trim() === '') throw refuse('distinct_id', 'Invalid payload: Event field "distinct_id" should not be blank!')
   if (id.length > MAX_DISTINCT_ID_CHARS) id = Array.from(id).slice(0, MAX_DISTINCT_ID_CHARS).join('')
   return cleanText(id)
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+function sortedJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (!isObject(v)) return v
+    const sorted: Props = {}
+    for (const k of Object.keys(v).sort()) setProperty(sorted, k, v[k])
+    return sorted
+  })
+}
 
-function readUuid(value: unknown, now: Date): string {
-  if (typeof value === 'string' && UUID.test(value)) return value.toLowerCase()
-  return uuidV7(now.getTime())
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const UUID_SIMPLE = /^[0-9a-f]{32}$/i
+
+// A client's own uuid makes its retries idempotent, so one that does not parse is refused (a fresh one would store
+// the retry twice). The forms PostHog parses are taken: hyphenated, 32 bare hex digits, `{…}` and `urn:uuid:…`.
+// Absent, null or empty: a new one.
+function readUuid(value: unknown, now: Date, refuse: Fail): string {
+  if (value === undefined || value === null || value === '') return uuidV7(now.getTime())
+  const parsed = typeof value === 'string' ? parseUuid(value) : undefined
+  if (parsed === undefined) throw refuse('uuid', 'Invalid payload: Event field "uuid" is not a valid UUID!')
+  return parsed
+}
+
+function parseUuid(text: string): string | undefined {
+  let s = text
+  if (s.length > 45) return undefined
+  if (s.toLowerCase().startsWith('urn:uuid:')) s = s.slice(9)
+  else if (s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1)
+  if (UUID.test(s)) return s.toLowerCase()
+  if (UUID_SIMPLE.test(s)) {
+    const h = s.toLowerCase()
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  }
+  return undefined
 }
 
 /** RFC 9562 version 7: 48-bit milliseconds, then random bits; sorts by time. */
@@ -442,6 +547,15 @@ function isObject(value: unknown): value is Props {
 
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+// How PostHog's (Python) capture names the type of an event that is not an object.
+function pythonTypeName(value: unknown): string {
+  if (Array.isArray(value)) return 'list'
+  if (typeof value === 'string') return 'str'
+  if (typeof value === 'boolean') return 'bool'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float'
+  return typeof value
 }
 
 function typeName(value: unknown): string {

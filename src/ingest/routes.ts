@@ -1,10 +1,13 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import { Socket } from 'node:net'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ApiError, ValidationError } from '../http/errors.js'
+import { CSP_MAX_BODY_BYTES, CspReportError, isReportContentType, parseReports, tokenOfReport } from './csp.js'
 import { type DecodedCapture, DecodeError, decodeCapturePayload } from './decode.js'
 import { clientIp } from './geoip.js'
 import { MAX_JSON_DEPTH } from './json-nesting.js'
-import { CaptureValidationError, extractEvents } from './normalize.js'
+import { CaptureTokenError, CaptureValidationError, extractEvents } from './normalize.js'
 import type { IngestService } from './service.js'
 
 const Properties = Type.Record(Type.String(), Type.Unknown())
@@ -50,16 +53,44 @@ const CaptureAnswer = Type.Object({
 const CAPTURE_PATHS = ['/i/v0/e/', '/e/', '/capture/', '/track/', '/engage/', '/batch/']
 
 /**
+ * A body refused as too large (413) before it was read is still read — and thrown away — up to this many bytes, so
+ * that a client still sending it (Node's fetch, which posthog-node uses) reads the 413 instead of a reset
+ * connection, and does not retry. Past the bound, or the time, the connection is closed.
+ */
+const DISCARD_MAX_BYTES = 64 * 1024 * 1024
+const DISCARD_MAX_MS = 30_000
+
+/**
  * The public capture endpoints. Bodies arrive in every wrapping the SDKs use (JSON, gzip with or without a
  * header, lz64, base64 forms), so this scope reads every body as bytes and decodes it itself.
  */
-export function ingestRoutes(deps: { ingest: IngestService; trustedProxies: number }) {
+export function ingestRoutes(deps: { ingest: IngestService; trustedProxies: number; clock: () => Date }) {
   return async (app: FastifyInstance) => {
     app.removeAllContentTypeParsers()
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+    // Some browsers (IE11) send an empty Content-Type: the body is read as if none were named, not refused.
+    app.addHook('onRequest', (req, _reply, done) => {
+      const type = req.headers['content-type']
+      if (type !== undefined && type.trim() === '') delete req.headers['content-type']
+      done()
+    })
+    app.addHook('onSend', (req, reply, payload, done) => {
+      // Fastify answers a declared length over the limit with `Connection: close` and closes while the client is
+      // still sending: the client's socket is reset, and Node's fetch reports a network error, not the 413.
+      if (reply.statusCode === 413 && discardRest(req.raw)) reply.removeHeader('connection')
+      done(null, payload)
+    })
 
     const handler = async (req: FastifyRequest) => {
       const query = req.query as Record<string, string | undefined>
+      // A browser report sent to an event path: PostHog reads no event data from it.
+      if (isReportContentType(mediaType(req.headers['content-type']))) {
+        throw new ValidationError(
+          'No data found. Make sure to use a POST request when sending the payload in the body of the request.',
+          null,
+          'no_data',
+        )
+      }
       let decoded: DecodedCapture
       try {
         decoded = await decodeCapturePayload({
@@ -75,12 +106,17 @@ export function ingestRoutes(deps: { ingest: IngestService; trustedProxies: numb
         }
         throw err
       }
-      const { payload, tooDeep } = decoded
+      const { payload, tooDeep, form } = decoded
       let extracted: ReturnType<typeof extractEvents>
       try {
-        extracted = extractEvents(payload, query)
+        extracted = extractEvents(payload, query, {
+          engage: req.routeOptions.url === '/engage/',
+          formToken: form?.apiKey,
+          formSentAt: form?.sentAt,
+        })
       } catch (err) {
         if (err instanceof CaptureValidationError) throw new ValidationError(err.message, err.attr, 'invalid_payload')
+        if (err instanceof CaptureTokenError) throw new ApiError(401, 'authentication_error', err.code, err.message)
         throw err
       }
       const rejected = tooDeep.map((index) => ({
@@ -132,5 +168,83 @@ export function ingestRoutes(deps: { ingest: IngestService; trustedProxies: numb
       app.post(path, { schema, config: { documentedBody: isBatch ? BatchBody : EventBody } }, handler)
       app.get(path, { schema: { hide: true } }, handler)
     }
+
+    // Browser reports (CSP violations, crashes) as the browser posts them; any other body is an ordinary capture.
+    const reportHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+      const contentType = mediaType(req.headers['content-type'])
+      if (!isReportContentType(contentType)) return handler(req)
+      const query = req.query as Record<string, string | undefined>
+      let parsed: ReturnType<typeof parseReports>
+      try {
+        parsed = parseReports(
+          {
+            contentType,
+            body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+            query,
+            userAgent: req.headers['user-agent'],
+          },
+          deps.clock(),
+        )
+      } catch (err) {
+        if (err instanceof CspReportError) throw new ApiError(err.statusCode, 'validation_error', err.code, err.message)
+        throw err
+      }
+      if (parsed.events.length > 0) {
+        const token = [query.token, query.api_key].find((t) => t !== undefined && t.trim() !== '')?.trim()
+        await deps.ingest.capture({
+          token: token ?? tokenOfReport(parsed.data),
+          events: parsed.events,
+          historicalMigration: false,
+          isBatch: parsed.events.length > 1,
+          ip: clientIp(req.headers, req.socket.remoteAddress, deps.trustedProxies),
+        })
+      }
+      return reply.code(204).send()
+    }
+    app.post(
+      '/report/',
+      {
+        bodyLimit: CSP_MAX_BODY_BYTES,
+        schema: {
+          summary: 'Receive browser reports (CSP violations)',
+          description:
+            'The endpoint for a Content-Security-Policy `report-uri` or `report-to` directive: ' +
+            '`/report/?token=phc_…` (optional `distinct_id`, `session_id`, `v`, `sample_rate`). Each violation is ' +
+            'stored as a `$csp_violation` event (crash reports as `$browser_crash_report`); answers 204.',
+          tags: ['capture'],
+          hide: true,
+        },
+      },
+      reportHandler,
+    )
   }
+}
+
+function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0].trim().toLowerCase()
+}
+
+/**
+ * Reads and throws away the rest of a refused body, within {@link DISCARD_MAX_BYTES} and {@link DISCARD_MAX_MS};
+ * false when there is nothing left to read.
+ */
+function discardRest(raw: IncomingMessage): boolean {
+  // Only a request read from a real connection (not `inject`) has a rest to read.
+  const socket = raw.socket
+  if (raw.complete || raw.destroyed || !(socket instanceof Socket)) return false
+  let left = DISCARD_MAX_BYTES
+  const close = () => socket.destroy()
+  const timer = setTimeout(close, DISCARD_MAX_MS)
+  timer.unref()
+  raw.on('data', (chunk: Buffer) => {
+    left -= chunk.length
+    if (left < 0) {
+      clearTimeout(timer)
+      close()
+    }
+  })
+  raw.once('end', () => clearTimeout(timer))
+  raw.once('close', () => clearTimeout(timer))
+  raw.resume()
+  return true
 }

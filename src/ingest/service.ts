@@ -1,11 +1,17 @@
 import { extractDefinitions } from '../definitions/extract.js'
-import { AuthenticationError, QuotaExceeded, ValidationError } from '../http/errors.js'
+import { ApiError, AuthenticationError, QuotaExceeded, ValidationError } from '../http/errors.js'
 import type { OrganizationStore } from '../organizations/store.js'
 import type { ProjectRow, ProjectStore } from '../projects/store.js'
 import type { CommitResult, Committer, EventRow } from './committer.js'
 import { createShapeMemory } from './event-shapes.js'
 import type { GeoIp } from './geoip.js'
-import { CaptureValidationError, isHistoricallyValid, type NormalizedEvent, normalizeEvent } from './normalize.js'
+import {
+  CaptureValidationError,
+  isDroppedEvent,
+  isHistoricallyValid,
+  type NormalizedEvent,
+  normalizeEvent,
+} from './normalize.js'
 import type { PersonProcessor } from './persons.js'
 import type { UsageStore } from './usage-store.js'
 
@@ -63,9 +69,11 @@ export function createIngestService(deps: {
 
   async function projectFor(token: string | undefined): Promise<ProjectRow> {
     if (!token) {
-      throw new AuthenticationError(
-        'API key not provided. You can find your project API key in your project settings.',
-        'authentication_failed',
+      throw new ApiError(
+        401,
+        'authentication_error',
+        'missing_api_key',
+        'API key not provided. You can find your project API key in PostHog project settings.',
       )
     }
     const now = Date.now()
@@ -200,43 +208,44 @@ export function createIngestService(deps: {
     projectFor,
 
     async capture(input: CaptureInput): Promise<CommitResult> {
-      const project = await projectFor(input.token)
       const now = deps.clock()
       const skipped = input.skipped
-      const count = input.events.length - (skipped?.size ?? 0)
-      if (count <= 0) return { inserted: 0 }
+      const leftOut = (i: number) => skipped?.has(i) === true || isDroppedEvent(input.events[i])
+      let count = 0
+      for (let i = 0; i < input.events.length; i++) if (!leftOut(i)) count++
+      if (count <= 0) {
+        await projectFor(input.token)
+        return { inserted: 0 }
+      }
 
       const events: NormalizedEvent[] = new Array(count)
-      // Each event's position in the request, for error messages (differs from its index once some are skipped).
-      const positions: number[] = new Array(count)
       for (let i = 0, n = 0; i < input.events.length; i++) {
-        if (skipped?.has(i)) continue
+        if (leftOut(i)) continue
         try {
-          events[n] = normalizeEvent(input.events[i], i, { now, sentAt: input.sentAt, ip: input.ip })
-          positions[n++] = i
+          // Errors name the event by its position in the request (`i`), not among the events kept.
+          events[n++] = normalizeEvent(input.events[i], i, { now, sentAt: input.sentAt, ip: input.ip })
         } catch (err) {
           if (err instanceof CaptureValidationError)
             throw toValidationError(err, input.isBatch ?? input.events.length > 1)
           throw err
         }
       }
+      // The request is checked whole before its key, as PostHog's capture parses it first: a malformed body is a
+      // 400 whether or not it names a project.
+      const project = await projectFor(input.token)
 
+      // `historical_migration` marks an import: events at least 48 hours old are imported without the standard
+      // fee; younger ones (posthog-node sends every event with the flag when the option is on) are ordinary events.
+      let historical = 0
       if (input.historicalMigration) {
-        const org = await deps.organizations.get(project.organization_id)
-        if (org?.plan !== 'paid') {
-          throw new QuotaExceeded(
-            'Historical imports require a paid product analytics plan. Upgrade the organization to import historical events.',
-          )
-        }
-        const tooRecent = events.findIndex((ev) => !isHistoricallyValid(ev, now))
-        if (tooRecent >= 0) {
-          const position = positions[tooRecent]
-          throw new ValidationError(
-            `Event ${position} ("${events[tooRecent].event}") has timestamp ${events[tooRecent].timestamp.toISOString()}, ` +
-              'but historical imports need timestamps at least 48 hours in the past.',
-            batchAttr(position, 'timestamp'),
-            'invalid_timestamp',
-          )
+        for (const ev of events) if (isHistoricallyValid(ev, now)) historical++
+        if (historical > 0) {
+          const org = await deps.organizations.get(project.organization_id)
+          if (org?.plan !== 'paid') {
+            throw new QuotaExceeded(
+              'Historical imports require a paid product analytics plan. Upgrade the organization to import historical events.',
+            )
+          }
         }
       }
 
@@ -288,7 +297,6 @@ export function createIngestService(deps: {
           $group_4: groups[4],
         }
       })
-      const historical = input.historicalMigration
       let result: CommitResult
       try {
         result = await deps.committer.commit({ events: rows, ...mirror })
@@ -296,7 +304,10 @@ export function createIngestService(deps: {
         if (remirror) pendingRemirror.push(remirror)
         throw err
       }
-      countUsage(project, historical, result.inserted)
+      // A retried request may have skipped some rows; the historical ones are counted first.
+      const historicalInserted = Math.min(historical, result.inserted)
+      countUsage(project, true, historicalInserted)
+      countUsage(project, false, result.inserted - historicalInserted)
       return result
     },
 

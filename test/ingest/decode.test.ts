@@ -90,19 +90,27 @@ describe('decodeCaptureBody rejects malformed bodies with a precise message', ()
   const cases: [string, () => Promise<unknown>, RegExp][] = [
     ['an empty body', () => decode(''), /request body is empty/],
     ['a whitespace-only body', () => decode('   '), /payload is empty/],
-    ['corrupt gzip', () => decode(corruptGzip), /invalid gzip data/],
-    ['truncated gzip', () => decode(truncatedGzip, { contentEncoding: 'gzip' }), /invalid gzip data/],
-    ['gzip announced on a non-gzip body', () => decode('hello world', { contentEncoding: 'gzip' }), /invalid gzip/],
-    ['corrupt deflate', () => decode('not deflate', { contentEncoding: 'deflate' }), /invalid deflate data/],
-    ['bad JSON', () => decode('{"event": "a",'), /payload is not valid JSON/],
-    ['gzip of bad JSON', () => decode(gzipSync('{nope')), /payload is not valid JSON/],
+    ['corrupt gzip', () => decode(corruptGzip), /Failed to decompress data\. Invalid gzip data/],
+    [
+      'truncated gzip',
+      () => decode(truncatedGzip, { contentEncoding: 'gzip' }),
+      /Failed to decompress data\. Invalid gzip data/,
+    ],
+    ['gzip announced on a non-gzip body', () => decode('hello world', { contentEncoding: 'gzip' }), /Invalid gzip/],
+    [
+      'corrupt deflate',
+      () => decode('not deflate', { contentEncoding: 'deflate' }),
+      /Failed to decompress data\. Invalid deflate data/,
+    ],
+    ['bad JSON', () => decode('{"event": "a",'), /^Invalid JSON: .* \(in the payload\)$/],
+    ['gzip of bad JSON', () => decode(gzipSync('{nope')), /^Invalid JSON: .* \(in the payload\)$/],
     ['text that is neither JSON nor base64', () => decode('hello, world!'), /neither JSON nor base64/],
     [
       'bad base64 with a base64 hint',
       () => decode('data=%%%%', { query: { compression: 'base64' } }),
       /not valid base64/,
     ],
-    ['base64 of something that is not JSON', () => decode(Buffer.from('hello').toString('base64')), /not valid JSON/],
+    ['base64 of something that is not JSON', () => decode(Buffer.from('hello').toString('base64')), /^Invalid JSON: /],
     ['base64 with an impossible length', () => decode('abcde'), /neither JSON nor base64/],
     ['base64 of bytes that are not UTF-8', () => decode(Buffer.from([0xff, 0xfe, 0xfd]).toString('base64')), /UTF-8/],
     [
@@ -113,14 +121,14 @@ describe('decodeCaptureBody rejects malformed bodies with a precise message', ()
     [
       'lz64 that is not base64',
       () => decode('{{{not lz', { query: { compression: 'lz64' } }),
-      /payload is not valid JSON/,
+      /^Invalid JSON: .* \(in the payload\)$/,
     ],
     [
       'lz64 that is not lz-string',
       () => decode('!!!!', { query: { compression: 'lz64' } }),
-      /lz64 payload is not valid base64/,
+      /^Failed to decompress data\.$/ /* PostHog's words for any lz64 failure */,
     ],
-    ['lz64 garbage', () => decode('AAAAAAAA', { query: { compression: 'lz64' } }), /lz64/],
+    ['lz64 garbage', () => decode('AAAAAAAA', { query: { compression: 'lz64' } }), /^Failed to decompress data\.$/],
     [
       'an unknown compression parameter',
       () => decode(json, { query: { compression: 'zstd' } }),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  CaptureTokenError,
   CaptureValidationError,
   elementsToChain,
   extractEvents,
@@ -63,18 +64,46 @@ describe('extractEvents', () => {
     expect(extractEvents({ batch: [{ ...base, properties: { token: 'phc_2' } }] }, {}).token).toBe('phc_2')
   })
 
-  it('rejects an array whose events name different tokens', () => {
-    const err = captureError(() =>
+  it('refuses an array whose events name different tokens as a token error (401, as capture-rs)', () => {
+    const run = () =>
       extractEvents(
         [
           { ...base, token: 'phc_1' },
           { ...base, token: 'phc_2' },
         ],
         {},
-      ),
+      )
+    expect(run).toThrow(CaptureTokenError)
+    expect(run).toThrow('Batch submitted with inconsistent api_key values.')
+  })
+
+  it('trims the tokens it reads, so one key with and without a newline is one key', () => {
+    const extracted = extractEvents(
+      [
+        { ...base, token: 'phc_1\n' },
+        { ...base, properties: { token: '  phc_1' } },
+      ],
+      { token: 'ignored' },
     )
-    expect(err.index).toBe(1)
-    expect(err.attr).toBe('token')
+    expect(extracted.token).toBe('phc_1')
+    expect(extractEvents({ api_key: ' phc_2 ', batch: [base] }, {}).token).toBe('phc_2')
+    expect(extractEvents(base, { token: 'phc_3\t' }).token).toBe('phc_3')
+    expect(extractEvents({ ...base, token: '   ' }, {}).token).toBeUndefined()
+  })
+
+  it('refuses a batch key that is not a string', () => {
+    expect(() => extractEvents({ api_key: { some: 'object' }, batch: [base] }, {})).toThrow(
+      'Provided API key is not valid: not_string',
+    )
+  })
+
+  it('names an /engage/ event without a name $identify, and only there', () => {
+    const engage = extractEvents({ distinct_id: 'u', $set: { a: 1 } }, {}, { engage: true })
+    expect(engage.events).toEqual([{ distinct_id: 'u', $set: { a: 1 }, event: '$identify' }])
+    expect(extractEvents({ event: 'kept', distinct_id: 'u' }, {}, { engage: true }).events[0]).toMatchObject({
+      event: 'kept',
+    })
+    expect(extractEvents({ distinct_id: 'u' }, {}).events[0]).not.toHaveProperty('event')
   })
 
   it('falls back to a token in the query string', () => {
@@ -82,10 +111,18 @@ describe('extractEvents', () => {
     expect(extractEvents(base, {}).token).toBeUndefined()
   })
 
-  it('reads sent_at from ?_= in milliseconds and ignores a value in seconds', () => {
+  it('reads sent_at from ?_= in milliseconds, or in seconds (test_js_library_underscore_sent_at)', () => {
     expect(extractEvents([base], { _: String(now.getTime()) }).sentAt).toBe(now.toISOString())
-    expect(extractEvents([base], { _: String(now.getTime() / 1000) }).sentAt).toBeUndefined()
+    expect(extractEvents([base], { _: String(now.getTime() / 1000) }).sentAt).toBe(now.toISOString())
+    expect(extractEvents([base], { _: '1234' }).sentAt).toBeUndefined()
     expect(extractEvents([base], { _: 'abc' }).sentAt).toBeUndefined()
+  })
+
+  it('takes the key and sent_at of a form body when the payload has none', () => {
+    const fromForm = extractEvents(base, {}, { formToken: ' phc_form ', formSentAt: '2024-06-01T11:00:00Z' })
+    expect(fromForm).toMatchObject({ token: 'phc_form', sentAt: '2024-06-01T11:00:00Z' })
+    const own = extractEvents({ ...base, token: 'phc_own' }, {}, { formToken: 'phc_form' })
+    expect(own.token).toBe('phc_own')
   })
 
   it.each([
@@ -104,19 +141,25 @@ describe('extractEvents', () => {
 
 describe('normalizeEvent validation', () => {
   const cases: [string, unknown, string | null, RegExp][] = [
-    ['a string event', 'hello', null, /must be a JSON object/],
-    ['a null event', null, null, /must be a JSON object/],
-    ['an array event', [base], null, /must be a JSON object/],
-    ['a missing event name', { distinct_id: 'u' }, 'event', /event name is required/],
+    ['a string event', 'hello', null, /^Invalid payload: All events must be dictionaries not 'str'!$/],
+    ['a null event', null, null, /^Invalid payload: some events are null$/],
+    ['an array event', [base], null, /^Invalid payload: All events must be dictionaries not 'list'!$/],
+    ['a number event', 1.5, null, /^Invalid payload: All events must be dictionaries not 'float'!$/],
+    ['a missing event name', { distinct_id: 'u' }, 'event', /^Invalid payload: All events must have the event name/],
     ['a numeric event name', { event: 5, distinct_id: 'u' }, 'event', /must be a string, got a number/],
     ['an empty event name', { event: '  ', distinct_id: 'u' }, 'event', /must not be empty/],
-    ['a missing distinct_id', { event: 'e' }, 'distinct_id', /distinct_id is required/],
-    ['a null distinct_id', { event: 'e', distinct_id: null }, 'distinct_id', /distinct_id is required/],
-    ['an empty distinct_id', { event: 'e', distinct_id: '' }, 'distinct_id', /must not be blank/],
-    ['a blank distinct_id', { event: 'e', distinct_id: ' \t\n' }, 'distinct_id', /must not be blank/],
-    ['a boolean distinct_id', { event: 'e', distinct_id: true }, 'distinct_id', /got a boolean/],
-    ['an object distinct_id', { event: 'e', distinct_id: { id: 1 } }, 'distinct_id', /got an object/],
-    ['an array distinct_id', { event: 'e', distinct_id: ['a'] }, 'distinct_id', /got an array/],
+    ['a missing distinct_id', { event: 'e' }, 'distinct_id', /must have the event field "distinct_id"!$/],
+    ['a null distinct_id', { event: 'e', distinct_id: null }, 'distinct_id', /"distinct_id" should not be blank!$/],
+    ['an empty distinct_id', { event: 'e', distinct_id: '' }, 'distinct_id', /"distinct_id" should not be blank!$/],
+    ['a blank distinct_id', { event: 'e', distinct_id: ' \t\n' }, 'distinct_id', /should not be blank!$/],
+    [
+      'a malformed uuid',
+      { ...base, uuid: 'not-a-uuid' },
+      'uuid',
+      /^Invalid payload: Event field "uuid" is not a valid UUID!$/,
+    ],
+    ['a number uuid', { ...base, uuid: 5 }, 'uuid', /"uuid" is not a valid UUID!$/],
+    ['a uuid one digit short', { ...base, uuid: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5' }, 'uuid', /not a valid UUID!$/],
     ['array properties', { ...base, properties: [1, 2] }, 'properties', /properties must be an object/],
     ['string properties', { ...base, properties: 'x' }, 'properties', /properties must be an object/],
   ]
@@ -135,6 +178,14 @@ describe('normalizeEvent distinct_id', () => {
     ['properties', { event: 'e', properties: { distinct_id: 'c' } }, 'c'],
     ['top level over properties', { event: 'e', distinct_id: 23, properties: { distinct_id: 'c' } }, '23'],
     ['a number, stringified', { event: 'e', distinct_id: 23.5 }, '23.5'],
+    ['an array, written as JSON', { event: 'e', distinct_id: ['a', 1] }, '["a",1]'],
+    ['an object, written as JSON', { event: 'e', distinct_id: { id: 1 } }, '{"id":1}'],
+    [
+      'an object, its keys sorted as serde_json writes them (capture-rs extract_distinct_id)',
+      { event: 'e', distinct_id: { string: 'a', number: 3, nested: { b: 1, a: [{ z: 1, y: 2 }] } } },
+      '{"nested":{"a":[{"y":2,"z":1}],"b":1},"number":3,"string":"a"}',
+    ],
+    ['a boolean, written as JSON', { event: 'e', properties: { distinct_id: false } }, 'false'],
     ['surrounding whitespace, kept', { event: 'e', distinct_id: '  hi ' }, '  hi '],
     ['a NUL character, replaced', { event: 'e', distinct_id: 'a\0b' }, 'a\uFFFDb'],
     ['a long id, cut at 200 characters', { event: 'e', distinct_id: 'x'.repeat(250) }, 'x'.repeat(200)],
@@ -151,10 +202,17 @@ describe('normalizeEvent uuid', () => {
   })
 
   it.each([
+    ['simple (32 hex digits)', '0190A1B2C3D47E5F8A9B0C1D2E3F4A5B'],
+    ['braced', '{0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b}'],
+    ['a URN', 'urn:uuid:0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'],
+  ])('reads a uuid written %s, as PostHog parses it', (_name, uuid) => {
+    expect(norm({ ...base, uuid }).uuid).toBe('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')
+  })
+
+  it.each([
     ['missing', undefined],
-    ['malformed', 'not-a-uuid'],
+    ['null', null],
     ['empty', ''],
-    ['a number', 5],
   ])('generates a time-ordered v7 uuid when it is %s', (_name, uuid) => {
     const id = norm({ ...base, uuid }).uuid
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
