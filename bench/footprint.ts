@@ -2,10 +2,14 @@
  * Footprint (#18): time from start to a healthy `/_health` and resident memory, for Burrow started as `npm start`
  * does (the compiled server), beside two baselines measured in the same run on the same machine:
  * - a Fastify hello-world (the floor for any Node HTTP service), and
- * - Burrow's sources run through tsx (what `npm start` did before it ran compiled code).
+ * - Burrow's sources run through tsx (what `npm start` did before it ran compiled code; BENCH_TSX=0 leaves it out).
  * First start = empty data dir (migrations, demo account); warm start = the same dir again. Idle RSS is read 5 s
- * after healthy; then (BENCH_CAPTURE_SECONDS, default 20) single-event capture back to back from 8 clients, and
- * RSS at its peak and again after 30 s idle.
+ * after healthy (the embedded engine is not open yet: nothing has needed it); then one capture request (which
+ * opens the engine) is timed, RSS read 5 s later; then (BENCH_CAPTURE_SECONDS, default 20) single-event capture
+ * back to back from 8 clients, and RSS at its peak and again after 30 s idle.
+ *
+ * Compiled builds compared side by side (A/B, alternating in each run): BENCH_BUILDS="label=dir,label=dir", each
+ * dir holding a compiled `main.js` one level under the repository (default: `compiled (npm start)=dist`).
  *
  * Run: `npx tsx bench/footprint.ts` (build first: `npm run build`).
  */
@@ -104,8 +108,25 @@ const record = (name: string, value: number) => {
   results[name].push(value)
 }
 
-if (!fs.existsSync(path.join(root, 'dist', 'main.js'))) throw new Error('build first: npm run build')
+const builds = (process.env.BENCH_BUILDS ?? 'compiled (npm start)=dist').split(',').map((entry) => {
+  const [label, dir] = entry.split('=')
+  if (!label || !dir || !fs.existsSync(path.join(root, dir, 'main.js')))
+    throw new Error(`no ${dir}/main.js: build first`)
+  return [label, ['--max-semi-space-size=64', `${dir}/main.js`, 'start']] as const
+})
+const variants = [
+  ...(process.env.BENCH_TSX === '0'
+    ? []
+    : [['tsx sources', ['--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'start']] as const]),
+  ...builds,
+]
 
+async function eventStoreState(port: number): Promise<string> {
+  const body = (await (await fetch(`http://127.0.0.1:${port}/_health`)).json()) as { event_store?: string }
+  return body.event_store ?? 'open (not reported)'
+}
+
+const loads: number[] = []
 for (let run = 0; run < RUNS; run++) {
   // Baseline: Fastify hello-world.
   const hello = await startProcess(['-e', HELLO], {})
@@ -114,11 +135,8 @@ for (let run = 0; run < RUNS; run++) {
   record('hello-world idle RSS (MB)', rssMb(hello.child.pid as number))
   await stop(hello.child)
 
-  // Burrow through tsx (the old npm start) and compiled (npm start now), alternating, fresh dir then warm.
-  for (const [label, args] of [
-    ['tsx sources', ['--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'start']],
-    ['compiled (npm start)', ['--max-semi-space-size=64', 'dist/main.js', 'start']],
-  ] as const) {
+  // Burrow through tsx (the old npm start) and compiled builds, alternating, fresh dir then warm.
+  for (const [label, args] of run % 2 === 0 ? variants : [...variants].reverse()) {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-footprint-'))
     const first = await startProcess([...args], { DATA_DIR: dataDir })
     record(`${label}: first start (ms)`, first.startMs)
@@ -127,8 +145,19 @@ for (let run = 0; run < RUNS; run++) {
     record(`${label}: warm start (ms)`, warm.startMs)
     await new Promise((r) => setTimeout(r, 5000))
     record(`${label}: idle RSS 5 s after start (MB)`, rssMb(warm.child.pid as number))
-    if (label.startsWith('compiled') && CAPTURE_SECONDS > 0) {
+    if (run === 0) console.log(`${label}: event store 5 s after start: ${await eventStoreState(warm.port)}`)
+    if (label !== 'tsx sources' && CAPTURE_SECONDS > 0) {
       const token = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8')).project_api_key
+      const began = performance.now()
+      const firstCapture = await fetch(`http://127.0.0.1:${warm.port}/i/v0/e/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ api_key: token, ...realisticEvent(0, token) }),
+      })
+      if (!firstCapture.ok) throw new Error(`first capture answered ${firstCapture.status}`)
+      record(`${label}: first capture after start (ms)`, performance.now() - began)
+      await new Promise((r) => setTimeout(r, 5000))
+      record(`${label}: RSS 5 s after the first capture (MB)`, rssMb(warm.child.pid as number))
       let peak = 0
       const watch = setInterval(() => {
         peak = Math.max(peak, rssMb(warm.child.pid as number))
@@ -143,11 +172,12 @@ for (let run = 0; run < RUNS; run++) {
     await stop(warm.child)
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
+  loads.push(os.loadavg()[0])
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 printTable(
-  `Footprint, median of ${RUNS} runs (load average ${os.loadavg()[0].toFixed(1)} at the end)`,
+  `Footprint, median of ${RUNS} runs (load average ${loads.map((l) => l.toFixed(1)).join(', ')} at the end of each run)`,
   Object.entries(results).map(([k, xs]) => [
     k,
     `${median(xs).toFixed(0)}   (runs: ${xs.map((x) => x.toFixed(0)).join(', ')})`,

@@ -96,6 +96,48 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
+type Measured = { ms: number; answer: string }
+
+/**
+ * An API call against the same question in hand-written SQL: one warm-up of each (their answers, to compare), then
+ * `runs` alternating runs; the table rows of both p50s, their ratio against the goal, and both answers.
+ */
+export async function againstHandWritten(
+  name: string,
+  api: () => Promise<Measured>,
+  sql: () => Promise<Measured>,
+  runs: number,
+  goal = 1.3,
+): Promise<[string, string][]> {
+  const first = [await api(), await sql()]
+  const times: [number[], number[]] = [[], []]
+  for (let i = 0; i < runs; i++) {
+    times[0].push((await api()).ms)
+    times[1].push((await sql()).ms)
+  }
+  const [a, b] = times.map((xs) =>
+    percentile(
+      [...xs].sort((x, y) => x - y),
+      50,
+    ),
+  )
+  return [
+    [`${name}: API p50`, `${a.toFixed(0)} ms`],
+    [`${name}: hand-written SQL p50`, `${b.toFixed(0)} ms`],
+    [`${name}: ratio (goal ≤ ${goal})`, (a / b).toFixed(2)],
+    [`${name}: answers`, `API ${first[0].answer}; SQL ${first[1].answer}`],
+  ]
+}
+
+/** The machine line of a benchmark's table: cores and load average. */
+export const machineLine = (): [string, string] => [
+  'machine',
+  `${os.cpus().length} cores, load ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' / ')}`,
+]
+
 export function printTable(title: string, rows: [string, string][]): void {
   const width = Math.max(...rows.map((r) => r[0].length))
   process.stdout.write(`\n${title}\n${'-'.repeat(title.length)}\n`)

@@ -14,18 +14,29 @@ function newestSource(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name)
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(full))
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, fs.statSync(full).mtimeMs)
+    else if (/\.(ts|tsx|css)$/.test(entry.name)) newest = Math.max(newest, fs.statSync(full).mtimeMs)
   }
   return newest
 }
 
-const builtAt = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0
+const builtTime = (file) => (fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0)
+
+const builtAt = builtTime(stamp)
 const inputs = ['package.json', 'tsconfig.json', 'tsconfig.build.json'].map(
   (f) => fs.statSync(path.join(root, f)).mtimeMs,
 )
 if (builtAt < Math.max(newestSource(path.join(root, 'src')), ...inputs)) {
   process.stderr.write('burrow: building the server (sources changed since the last build)…\n')
-  const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' })
+  const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.mjs'), '--server'], {
+    stdio: 'inherit',
+  })
+  if (built.status !== 0) process.exit(built.status ?? 1)
+}
+const web = path.join(root, 'web')
+const webInputs = ['package.json', 'index.html', 'vite.config.ts'].map((f) => fs.statSync(path.join(web, f)).mtimeMs)
+if (builtTime(path.join(web, 'dist', '.built')) < Math.max(newestSource(path.join(web, 'src')), ...webInputs)) {
+  process.stderr.write('burrow: building the web app (sources changed since the last build)…\n')
+  const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.mjs'), '--web'], { stdio: 'inherit' })
   if (built.status !== 0) process.exit(built.status ?? 1)
 }
 await import(pathToFileURL(path.join(root, 'dist', 'main.js')).href)

@@ -1,5 +1,6 @@
 import os from 'node:os'
 import path from 'node:path'
+import type { EngineSettings } from './storage/events/types.js'
 
 export interface Config {
   port: number
@@ -19,6 +20,8 @@ export interface Config {
   geoipDbPath: string | undefined
   /** Nice value for the embedded engine's own threads (0 leaves them alone); request handling runs first. */
   engineThreadNice: number
+  /** The embedded engine's memory: its total limit and the size of each of its caches. */
+  engine: EngineSettings
   rateLimits: RateLimitConfig
   queryLimits: QueryLimitConfig
 }
@@ -48,6 +51,8 @@ export interface RateLimitConfig {
   queriesPerHour: number
   /** Query API requests running at once per project. */
   queryConcurrency: number
+  /** Bytes the engine may read per project per hour for personal-API-key queries (0: no budget). */
+  queryReadBudgetBytesPerHour: number
   /** Failed logins per client IP per 10 minutes before that IP is locked out for the rest of them. */
   loginFailuresPerIp: number
   /** Second-factor codes tried per user per 5 minutes (at login and when turning 2FA on). */
@@ -119,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`)
   }
 
+  const limits = queryLimits(env)
   return {
     port,
     host,
@@ -132,13 +138,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: integer(env, 'TRUSTED_PROXIES', 0, 0, 32),
     engineThreadNice: integer(env, 'ENGINE_THREAD_NICE', 10, 0, 19),
     geoipDbPath: env.GEOIP_DB_PATH || undefined,
-    queryLimits: queryLimits(env),
+    queryLimits: limits,
+    engine: {
+      memoryBytes: limits.engineMemoryBytes,
+      markCacheBytes: integer(env, 'ENGINE_MARK_CACHE_MB', 64, 0, 64 * 1024) * MiB,
+      uncompressedCacheBytes: integer(env, 'ENGINE_UNCOMPRESSED_CACHE_MB', 32, 0, 64 * 1024) * MiB,
+      otherCachesBytes: integer(env, 'ENGINE_OTHER_CACHES_MB', 64, 0, 64 * 1024) * MiB,
+    },
     rateLimits: {
       authFailuresPerMinute: integer(env, 'RATE_LIMIT_AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
       publicFailuresPerMinute: integer(env, 'RATE_LIMIT_PUBLIC_FAILURES_PER_MINUTE', 600, 0, 1_000_000),
       queriesPerMinute: integer(env, 'RATE_LIMIT_QUERIES_PER_MINUTE', 240, 0, 1_000_000),
       queriesPerHour: integer(env, 'RATE_LIMIT_QUERIES_PER_HOUR', 1200, 0, 100_000_000),
       queryConcurrency: integer(env, 'RATE_LIMIT_QUERY_CONCURRENCY', 3, 0, 1000),
+      queryReadBudgetBytesPerHour:
+        integer(env, 'QUERY_READ_BUDGET_MB_PER_HOUR', 200 * 1024, 0, 1_000_000_000) * 1024 ** 2,
       loginFailuresPerIp: integer(env, 'RATE_LIMIT_LOGIN_FAILURES_PER_10_MINUTES', 30, 0, 1_000_000),
       otpAttemptsPerUser: integer(env, 'RATE_LIMIT_2FA_ATTEMPTS_PER_USER', 10, 0, 1_000_000),
       otpAttemptsPerIp: integer(env, 'RATE_LIMIT_2FA_ATTEMPTS_PER_IP', 30, 0, 1_000_000),

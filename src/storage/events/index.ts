@@ -1,20 +1,58 @@
-import { createChdbEventStore } from './chdb.js'
 import { createClickHouseEventStore } from './clickhouse.js'
-import type { EventStore } from './types.js'
+import { claimEngineDir } from './engine-dir.js'
+import { type LazyEventStore, lazyEventStore } from './lazy.js'
+import { migrateEventStore } from './schema.js'
 
+export type { EventStoreState, LazyEventStore } from './lazy.js'
 export { migrateEventStore } from './schema.js'
-export type { EventQueryOptions, EventStore, QueryProgress, QueryResult } from './types.js'
 
-/** Opens the event store named by `url`: `chdb:<dir>` (embedded) or `http(s)://…` (ClickHouse server). */
-export function openEventStore(
-  url: string,
-  options: { engineThreadNice?: number; engineMemoryBytes?: number } = {},
-): EventStore {
-  if (url.startsWith('chdb:')) {
-    return createChdbEventStore(url.slice('chdb:'.length), 3, {
-      engineThreadNice: options.engineThreadNice ?? 0,
-      engineMemoryBytes: options.engineMemoryBytes,
-    })
+import type { EngineSettings } from './types.js'
+
+export type { EngineSettings, EventQueryOptions, EventStore, QueryProgress, QueryResult } from './types.js'
+
+export interface EventStoreOptions {
+  engineThreadNice?: number
+  /** The embedded engine's settings (memory limit, cache sizes): see chdb.ts. */
+  engine?: EngineSettings
+  /** Runs the event-store migrations as part of opening. */
+  migrate?: boolean
+  /** Told of each failed opening (it is retried). */
+  onOpenError?: (err: unknown) => void
+}
+
+/**
+ * Opens the event store named by `url`: `chdb:<dir>` (embedded) or `http(s)://…` (ClickHouse server). Nothing is
+ * opened until the store is first used (or `open()` is called): the embedded engine's library is loaded then,
+ * so a process that has not needed it yet does not carry it.
+ */
+export function openEventStore(url: string, options: EventStoreOptions = {}): LazyEventStore {
+  const migrated = async <S extends Parameters<typeof migrateEventStore>[0]>(store: S): Promise<S> => {
+    if (!options.migrate) return store
+    try {
+      await migrateEventStore(store)
+      return store
+    } catch (err) {
+      await store.close().catch(() => undefined)
+      throw err
+    }
   }
-  return createClickHouseEventStore(url)
+  if (url.startsWith('chdb:')) {
+    claimEngineDir(url.slice('chdb:'.length))
+    return lazyEventStore(
+      'chdb',
+      async () => {
+        const { createChdbEventStore } = await import('./chdb.js')
+        return migrated(
+          createChdbEventStore(url.slice('chdb:'.length), 3, {
+            engineThreadNice: options.engineThreadNice ?? 0,
+            engine: options.engine,
+          }),
+        )
+      },
+      { onOpenError: options.onOpenError },
+    )
+  }
+  return lazyEventStore('clickhouse', async () => migrated(createClickHouseEventStore(url)), {
+    onOpenError: options.onOpenError,
+  })
 }

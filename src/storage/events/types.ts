@@ -46,3 +46,13 @@ export interface QueryProgress {
   time_elapsed: number
   active_cpu_time: number
 }
+
+/** The embedded engine's memory settings (bytes); unset ones keep the engine's own default. */
+export interface EngineSettings {
+  /** Total memory of the engine (queries, inserts, merges together). */
+  memoryBytes?: number
+  markCacheBytes?: number
+  uncompressedCacheBytes?: number
+  /** Further caches that grow with use (primary index, query condition, compiled expressions, index marks). */
+  otherCachesBytes?: number
+}
