@@ -15,7 +15,10 @@ import { actionRoutes } from './actions/routes.js'
 import { createActionService } from './actions/service.js'
 import { createActionStore } from './actions/store.js'
 import { createActivityStore } from './activity/store.js'
+import { startBackupControl } from './backup/control.js'
 import { secureDataDir } from './bootstrap.js'
+import { createCohortCalculator } from './cohorts/calculation.js'
+import { createCohortResolver } from './cohorts/resolver.js'
 import { cohortRoutes } from './cohorts/routes.js'
 import { createCohortService, toCohortDefinition } from './cohorts/service.js'
 import { createCohortStore } from './cohorts/store.js'
@@ -31,6 +34,10 @@ import { createEventService } from './events/service.js'
 import { createExperimentModule } from './experiments/index.js'
 import { createExperimentStore } from './experiments/store.js'
 import { createExperimentSubjects } from './experiments/subject.js'
+import { exportRoutes } from './export/routes.js'
+import { createExportService } from './export/service.js'
+import { createExportStore } from './export/store.js'
+import { createActivityPages } from './flags/activity-page.js'
 import { createDefinitionsCache } from './flags/cache.js'
 import { flagsEndpointRoutes } from './flags/evaluate-route.js'
 import { createFlagsEvaluator } from './flags/evaluation-service.js'
@@ -52,6 +59,7 @@ import { openapiOptions } from './http/openapi.js'
 import { createRateLimiter, createRequestLimits } from './http/rate-limit.js'
 import { createRateLimitStore } from './http/rate-limit-store.js'
 import { corsDelegator, docsPolicy, securityHeaders } from './http/security-headers.js'
+import { DEFAULT_WEB_DIR, hasWebApp, webAppRoutes } from './http/web-app.js'
 import { createCommitter, readingAfterCapture } from './ingest/committer.js'
 import { createGeoIp } from './ingest/geoip.js'
 import { createPersonProcessor } from './ingest/persons.js'
@@ -69,6 +77,7 @@ import { organizationRoutes } from './organizations/routes.js'
 import { createOrganizationService } from './organizations/service.js'
 import { createOrganizationStore } from './organizations/store.js'
 import { createPersonCache } from './persons/cache.js'
+import { createPersonChangeRelay } from './persons/changes.js'
 import { createPersonDeletions } from './persons/deletions.js'
 import { personRoutes } from './persons/routes.js'
 import { createPersonService } from './persons/service.js'
@@ -77,14 +86,15 @@ import { projectRoutes } from './projects/routes.js'
 import { createProjectService } from './projects/service.js'
 import { createProjectStore } from './projects/store.js'
 import { cacheContextLoader } from './queries/cache-context.js'
-import { createCohortLoader } from './queries/cohorts.js'
 import { createInsightRunners } from './queries/nodes/index.js'
 import { createPersonLookup } from './queries/person-lookup.js'
 import { createQueryLogStore } from './queries/query-log.js'
+import { createReadBudget } from './queries/read-budget.js'
 import { queryRoutes } from './queries/routes.js'
 import { createHogQLExecutor } from './queries/runner.js'
 import { createQueryService } from './queries/service.js'
-import { type EventStore, migrateEventStore, openEventStore } from './storage/events/index.js'
+import { openEventStore } from './storage/events/index.js'
+import { createChangeBus } from './storage/meta/change-bus.js'
 import { type MetaDb, openMetaDb } from './storage/meta/db.js'
 import { migrateMeta } from './storage/meta/migrate.js'
 import { createPersonalApiKeyService } from './users/keys-service.js'
@@ -96,6 +106,8 @@ export interface AppOptions {
   logger?: boolean
   /** Where log lines go (default: stdout). */
   logStream?: { write(line: string): void }
+  /** The built web app to serve (default web/dist when it has been built; null: none, `/` shows the landing page). */
+  webDir?: string | null
 }
 
 export type Burrow = Awaited<ReturnType<typeof buildApp>>
@@ -106,13 +118,17 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   secureDataDir(config)
   const meta: MetaDb = openMetaDb(config.databaseUrl)
   await migrateMeta(meta.db, meta.dialect)
-  const eventStore: EventStore = openEventStore(config.clickhouseUrl, {
-    engineThreadNice: config.engineThreadNice,
-    engineMemoryBytes: config.queryLimits.engineMemoryBytes,
-  })
-  await migrateEventStore(eventStore)
-  // Capture acknowledges once its rows are in the capture log; readers in this process see them at once.
   let logError: (err: unknown, what: string) => void = (err, what) => console.error(`${what} failed`, err)
+  // The embedded engine opens (library, sessions, migrations) when first needed: a query, or captured events to
+  // move out of the capture log, which keeps them safe until then. A ClickHouse server is opened here, as before.
+  const eventStore = openEventStore(config.clickhouseUrl, {
+    engineThreadNice: config.engineThreadNice,
+    engine: config.engine,
+    migrate: true,
+    onOpenError: (err) => logError(err, 'opening the event store'),
+  })
+  if (eventStore.kind !== 'chdb') await eventStore.open()
+  // Capture acknowledges once its rows are in the capture log; readers in this process see them at once.
   let logQueryFailure: (err: unknown, context: object) => void = () => undefined
   const committer = createCommitter({
     events: eventStore,
@@ -127,7 +143,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     users: createUserStore(meta.db),
     keys: createPersonalApiKeyStore(meta.db),
     activity: createActivityStore(meta.db),
-    persons: createPersonStore(meta.db),
+    persons: createPersonStore(meta.db, meta.dialect),
     definitions: createDefinitionStore(meta.db),
     flags: createFlagStore(meta.db),
     cohorts: createCohortStore(meta.db),
@@ -135,7 +151,14 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     insights: createInsightStore(meta.db),
     dashboards: createDashboardStore(meta.db),
   }
-  const flagCache = createDefinitionsCache({
+  // Other processes on the same PostgreSQL hear what this one changed (and the reverse) within a notification's
+  // delay, not a cache's time limit.
+  const changes = createChangeBus({
+    databaseUrl: config.databaseUrl,
+    db: meta.db,
+    onError: (err) => logError(err, 'change notifications'),
+  })
+  const localFlagCache = createDefinitionsCache({
     source: {
       flags: async (teamId) =>
         (await stores.flags.allForTeam(teamId)).filter((r) => r.deleted === 0).map(toFlagDefinition),
@@ -154,7 +177,20 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       return { teamId, organizationId, token, name, timezone, flagRequestQuota: quota }
     },
   })
+  const flagCache: typeof localFlagCache = {
+    ...localFlagCache,
+    invalidate(teamId) {
+      localFlagCache.invalidate(teamId)
+      changes.publish({ kind: 'flags', teamId })
+    },
+    invalidateProjects() {
+      localFlagCache.invalidateProjects()
+      changes.publish({ kind: 'projects' })
+    },
+  }
   const flagQuota = createFlagQuota({ usage: stores.flags, clock })
+  // the cohort calculator needs the HogQL executor, built further down; until then a change waits for its tick
+  let calculateCohorts = () => {}
   const services = {
     projects: createProjectService({ projects: stores.projects, clock }),
     keys: createPersonalApiKeyService({
@@ -162,7 +198,13 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       projectOrganization: async (id) => (await stores.projects.get(id))?.organization_id,
       clock,
     }),
-    definitions: createDefinitionService({ store: stores.definitions, activity: stores.activity, events, clock }),
+    definitions: createDefinitionService({
+      store: stores.definitions,
+      activity: stores.activity,
+      events,
+      clock,
+      onPropertyTypesChanged: (teamId) => changes.publish({ kind: 'property-types', teamId }),
+    }),
     flags: createFlagService({
       flags: stores.flags,
       cohorts: stores.cohorts,
@@ -179,12 +221,23 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       users: stores.users,
       activity: stores.activity,
       cache: flagCache,
+      flags: (teamId) => stores.flags.allForTeam(teamId),
+      calculate: () => calculateCohorts(),
       clock,
     }),
     flagCache,
     flagQuota,
     actions: createActionService({ actions: stores.actions, clock }),
   }
+  changes.subscribe((change) => {
+    if (change.kind === 'flags') localFlagCache.invalidate(change.teamId)
+    else if (change.kind === 'projects') localFlagCache.invalidateProjects()
+    else if (change.kind === 'property-types') services.definitions.forgetPropertyTypes(change.teamId)
+    else {
+      localFlagCache.invalidateAll()
+      localFlagCache.invalidateProjects()
+    }
+  })
   const insightSettings = async (teamId: number) => {
     const project = await stores.projects.get(teamId)
     let testAccountFilters: unknown[] = []
@@ -194,7 +247,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     } catch {}
     return { weekStartDay: (project?.week_start_day === 1 ? 1 : 0) as 0 | 1, testAccountFilters }
   }
-  const cohortLoader = createCohortLoader(stores.cohorts)
+  const cohortLoader = createCohortResolver(stores.cohorts, (teamId) => services.actions.hogql(teamId))
   const experimentSubjects = createExperimentSubjects(createExperimentStore(meta.db), stores.flags)
   const queries = createQueryService({
     events,
@@ -334,7 +387,10 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(bodyDepthPlugin)
 
   app.get('/api/schema/', { schema: { hide: true } }, async () => app.swagger())
-  await app.register(landingRoutes({ siteUrl: config.siteUrl }))
+  const webDir = options.webDir === undefined ? DEFAULT_WEB_DIR : options.webDir
+  const webApp = webDir !== null && hasWebApp(webDir)
+  await app.register(landingRoutes({ siteUrl: config.siteUrl, path: webApp ? '/about' : '/' }))
+  if (webApp) await app.register(webAppRoutes({ dir: webDir }))
   await app.register(
     metricsRoute({ captureQueueRows: () => committer.queuedRows, logBacklog: () => committer.logBacklog }),
   )
@@ -347,11 +403,16 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
         .execute()
         .then(() => true)
         .catch(() => false),
-      events.ping().catch(() => false),
+      // An embedded engine not opened yet is healthy (it opens on first need); one that failed to open is not.
+      eventStore.state().state === 'open' ? events.ping().catch(() => false) : eventStore.state().state !== 'failed',
     ])
-    return reply
-      .code(metaOk && eventsOk ? 200 : 503)
-      .send({ status: metaOk && eventsOk ? 'ok' : 'unavailable', meta: metaOk, events: eventsOk })
+    // `event_store`: closed (not needed yet), opening, open, or failed (the reason is in the log; retried).
+    return reply.code(metaOk && eventsOk ? 200 : 503).send({
+      status: metaOk && eventsOk ? 'ok' : 'unavailable',
+      meta: metaOk,
+      events: eventsOk,
+      event_store: eventStore.state().state,
+    })
   })
 
   await app.register(projectRoutes({ projects: services.projects, siteUrl: config.siteUrl }))
@@ -386,10 +447,29 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
 
   const geoip = await createGeoIp(config.geoipDbPath)
   const personCache = createPersonCache({ persons: stores.persons })
+  // Person changes committed here reach the other processes' person caches, and theirs reach these.
+  const personChanges = createPersonChangeRelay({
+    bus: changes,
+    forget: (teamId, distinctIds) => {
+      if (distinctIds) personCache.invalidate(teamId, distinctIds)
+      else personCache.invalidateProject(teamId)
+      personProcessor.forget(teamId, distinctIds)
+    },
+    forgetAll: () => {
+      personCache.invalidateAll()
+      personProcessor.clearCache()
+    },
+    forgetGroupTypes: (teamId) => personProcessor.forgetGroupTypes(teamId),
+  })
+  const personsChanged = (teamId: number, distinctIds: string[]) => {
+    personCache.invalidate(teamId, distinctIds)
+    personChanges.changed(teamId, distinctIds)
+  }
   const personProcessor = createPersonProcessor({
     persons: stores.persons,
     clock,
-    onChanged: (teamId, distinctIds) => personCache.invalidate(teamId, distinctIds),
+    onChanged: personsChanged,
+    onGroupTypesChanged: (teamId) => flagCache.invalidate(teamId),
   })
   const ingest = createIngestService({
     projects: stores.projects,
@@ -402,12 +482,12 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     clock,
     onError: (err, what) => app.log.error({ err }, `${what} failed`),
   })
-  await app.register(ingestRoutes({ ingest, trustedProxies: config.trustedProxies }))
+  await app.register(ingestRoutes({ ingest, trustedProxies: config.trustedProxies, clock }))
   // Persons, events and groups read the event store through HogQL (each project sees only its own rows).
   const hogql = createHogQLExecutor({
     events,
     persons: createPersonLookup(stores.persons),
-    cohorts: createCohortLoader(stores.cohorts),
+    cohorts: cohortLoader,
     propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
     actions: (teamId) => services.actions.hogql(teamId),
     limits: config.queryLimits,
@@ -429,7 +509,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     capture: (token, batch) => ingest.capture({ token, events: batch, historicalMigration: false }),
     remirror: (teamId, distinctIds) => personProcessor.remirror(teamId, distinctIds, []),
     commit: (batch) => committer.commit(batch),
-    invalidate: (teamId, distinctIds) => personCache.invalidate(teamId, distinctIds),
+    invalidate: personsChanged,
     deletions: personDeletions,
     activity: stores.activity,
     cohortIds: async (teamId) =>
@@ -449,14 +529,33 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     eventRoutes({ events: createEventService({ execute: hogql, persons: stores.persons }), siteUrl: config.siteUrl }),
   )
   await app.register(
+    exportRoutes({ exports: createExportService({ execute: hogql, store: createExportStore(meta.db) }) }),
+  )
+  await app.register(
     groupRoutes({ groups: createGroupService({ persons: stores.persons, execute: hogql }), siteUrl: config.siteUrl }),
   )
   personDeletions.start()
+  const cohortCalculator = createCohortCalculator({
+    cohorts: stores.cohorts,
+    execute: hogql,
+    timezone: async (teamId) => (await stores.projects.get(teamId))?.timezone ?? 'UTC',
+    leases: createJobLeases(meta.db),
+    clock,
+    onError: (err, what) => logError(err, what),
+  })
+  calculateCohorts = () => void cohortCalculator.runDue()
+  cohortCalculator.start()
+  const activityPages = createActivityPages(meta.db, stores.users)
+  await app.register(flagRoutes({ flags: services.flags, activity: activityPages, siteUrl: config.siteUrl }))
   await app.register(
-    flagRoutes({ flags: services.flags, activity: stores.activity, users: stores.users, siteUrl: config.siteUrl }),
+    cohortRoutes({ cohorts: services.cohorts, persons, activity: activityPages, siteUrl: config.siteUrl }),
   )
-  await app.register(cohortRoutes({ cohorts: services.cohorts, siteUrl: config.siteUrl }))
-  await app.register(queryRoutes({ queries }))
+  const readBudget = createReadBudget({
+    store: createRateLimitStore(meta.db),
+    bytesPerHour: config.rateLimits.queryReadBudgetBytesPerHour,
+    clock,
+  })
+  await app.register(queryRoutes({ queries, budget: readBudget }))
   await app.register(actionRoutes({ actions: services.actions, siteUrl: config.siteUrl }))
   await app.register(
     insightRoutes({ insights, activity: stores.activity, users: stores.users, siteUrl: config.siteUrl }),
@@ -535,15 +634,27 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     mailer.close()
   })
 
+  // `burrow backup` of a running embedded Burrow: this process holds the engine's directory, so it takes it.
+  const backupControl = await startBackupControl(config, {
+    events: eventStore,
+    flush: () => committer.flushPending(),
+    clock,
+    onError: (err, what) => logError(err, what),
+  })
+
   let closed = false
   async function close() {
     if (closed) return
     closed = true
+    await backupControl?.close()
     await personDeletions.close()
+    await cohortCalculator.close()
     await app.close()
     await ingest.close()
     await committer.close()
     await eventStore.close()
+    personChanges.flush()
+    await changes.close()
     await meta.close()
   }
 

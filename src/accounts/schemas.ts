@@ -1,10 +1,10 @@
 // What the account routes read and answer, for the OpenAPI document. The service checks bodies itself (PostHog's
 // messages and `attr`), so these body schemas are shown in the document rather than enforced by the route.
 import { Type } from 'typebox'
+import { Nullable } from '../http/nullable.js'
 import { Organization, UserBasic } from '../organizations/schemas.js'
 import { Project } from '../projects/schemas.js'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 const text = (description?: string) => Type.Optional(Type.String(description ? { description } : {}))
 
 export const SignupBody = Type.Object({

@@ -79,10 +79,11 @@ function parseNames(query: Query, name: string): string[] | null {
       } catch {
         throw new ValidationError('Value must be valid JSON.', name)
       }
-      if (!Array.isArray(parsed) || parsed.some((v) => typeof v !== 'string')) {
+      // numbers are names too (PostHog reads `[1]` as the name "1"); anything else is refused
+      if (!Array.isArray(parsed) || parsed.some((v) => typeof v !== 'string' && typeof v !== 'number')) {
         throw new ValidationError('Expected a JSON array of strings.', name)
       }
-      names.push(...(parsed as string[]))
+      names.push(...parsed.map(String))
     } else if (trimmed !== '') {
       names.push(
         ...trimmed
@@ -108,7 +109,16 @@ function parsePropertyList(query: Query): PropertyListParams {
   if (kind === 'group' && groupTypeIndex === null) {
     throw new ValidationError('This field is required when type is group.', 'group_type_index', 'required')
   }
+  if (kind !== 'group' && groupTypeIndex !== null) {
+    throw new ValidationError('group_type_index can only be used with type=group.', 'group_type_index')
+  }
   const eventNames = parseNames(query, 'event_names')
+  if (kind !== 'event' && eventNames !== null && eventNames.length > 0) {
+    throw new ValidationError('event_names can only be used with type=event.', 'event_names')
+  }
+  if (kind !== 'event' && parseBoolean(query, 'filter_by_event_names') === true) {
+    throw new ValidationError('filter_by_event_names can only be used with type=event.', 'filter_by_event_names')
+  }
   return {
     kind,
     groupTypeIndex,

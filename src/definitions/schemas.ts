@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+import { Nullable } from '../http/nullable.js'
 
 export const PROPERTY_TYPES = ['DateTime', 'String', 'Numeric', 'Boolean', 'Duration'] as const
 export type PropertyType = (typeof PROPERTY_TYPES)[number]

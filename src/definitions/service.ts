@@ -112,12 +112,18 @@ export function createDefinitionService(deps: {
   activity: Pick<ActivityStore, 'log'>
   events: Pick<EventStore, 'query'>
   clock: () => Date
+  /** Told when this process changed a team's property types (other processes drop theirs). */
+  onPropertyTypesChanged?: (teamId: number) => void
 }) {
   const { store, clock } = deps
   const seenEvents = new Map<string, string>()
   const knownProperties = new Map<string, boolean>()
   const knownPairs = new Map<string, true>()
   const typesByTeam = new Map<number, { expires: number; types: Promise<PropertyTypes> }>()
+  const typesChanged = (teamId: number) => {
+    typesByTeam.delete(teamId)
+    deps.onPropertyTypesChanged?.(teamId)
+  }
 
   const propertyKey = (teamId: number, type: number, groupTypeIndex: number, name: string) =>
     `${teamId}\u0000${type}\u0000${groupTypeIndex}\u0000${name}`
@@ -338,7 +344,7 @@ export function createDefinitionService(deps: {
           newProperties.map(([, p]) => p),
           seenAt.toISOString(),
         )
-        if (newProperties.some(([, p]) => p.propertyType !== null)) typesByTeam.delete(teamId)
+        if (newProperties.some(([, p]) => p.propertyType !== null)) typesChanged(teamId)
         for (const [key, p] of newProperties) remember(knownProperties, key, p.propertyType !== null)
       }
       if (newPairs.length > 0) {
@@ -348,6 +354,11 @@ export function createDefinitionService(deps: {
         )
         for (const [key] of newPairs) remember(knownPairs, key, true)
       }
+    },
+
+    /** Drops the team's cached property types (another process changed them). */
+    forgetPropertyTypes(teamId: number): void {
+      typesByTeam.delete(teamId)
     },
 
     /** Property name → type per kind, for casting in queries. Cached per team briefly; changes invalidate it. */
@@ -426,7 +437,7 @@ export function createDefinitionService(deps: {
       if (input.description !== undefined) patch.description = input.description
       const updated = await store.updatePropertyDefinition(teamId, id, patch)
       if (!updated) throw new NotFound()
-      typesByTeam.delete(teamId)
+      typesChanged(teamId)
       knownProperties.delete(propertyKey(teamId, row.type, row.group_type_index, row.name))
       const users = await usersById([updated.updated_by, updated.verified_by])
       const before = toPropertyDefinition(row, null, users)
@@ -439,7 +450,7 @@ export function createDefinitionService(deps: {
     async deletePropertyDefinition(actor: Actor, teamId: number, id: string) {
       const row = await requireProperty(teamId, id)
       await store.deletePropertyDefinition(teamId, id)
-      typesByTeam.delete(teamId)
+      typesChanged(teamId)
       knownProperties.delete(propertyKey(teamId, row.type, row.group_type_index, row.name))
       await logChange(actor, teamId, 'PropertyDefinition', 'deleted', row, [])
     },

@@ -1,7 +1,6 @@
 import { type Static, Type } from 'typebox'
+import { Nullable } from '../http/nullable.js'
 import { UserBasic } from '../insights/schemas.js'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
 export const ProjectParams = Type.Object({ projectId: Type.String() })
 export const EndpointParams = Type.Object({ projectId: Type.String(), name: Type.String({ maxLength: 400 }) })

@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
+import { Nullable } from '../http/nullable.js'
 
 export const EventsParams = Type.Object({ projectId: Type.String() })
 export const EventParams = Type.Object({ projectId: Type.String(), id: Type.String() })

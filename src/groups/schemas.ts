@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
+import { Nullable } from '../http/nullable.js'
 
 export const GroupsParams = Type.Object({ projectId: Type.String() })
 

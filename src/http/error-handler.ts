@@ -34,6 +34,18 @@ function validationErrorOf(error: FastifyError): ValidationError {
     )
   }
   if (issue.keyword === 'additionalProperties') return new ValidationError('Unknown field.', attr, 'invalid_input')
+  // DRF's wording and codes for string lengths, which PostHog's clients show as they are
+  if (issue.keyword === 'maxLength') {
+    return new ValidationError(
+      `Ensure this field has no more than ${issue.params.limit} characters.`,
+      attr,
+      'max_length',
+    )
+  }
+  if (issue.keyword === 'minLength') {
+    if (issue.params.limit === 1) return new ValidationError('This field may not be blank.', attr, 'blank')
+    return new ValidationError(`Ensure this field has at least ${issue.params.limit} characters.`, attr, 'min_length')
+  }
   return new ValidationError(`Invalid value: ${issue.message ?? 'invalid'}.`, attr, 'invalid_input')
 }
 

@@ -20,6 +20,19 @@ export function createRateLimitStore(db: Kysely<any>) {
       return Number(row.hits)
     },
 
+    /** Adds `amount` to a window's counter (the query read budget counts KiB this way); returns the new total. */
+    async add(key: string, amount: number, expiresAt: number): Promise<number> {
+      const row = await typed
+        .insertInto('rate_limit_counters')
+        .values({ key, hits: amount, expires_at: expiresAt })
+        .onConflict((oc) =>
+          oc.column('key').doUpdateSet((eb) => ({ hits: eb('rate_limit_counters.hits', '+', amount) })),
+        )
+        .returning('hits')
+        .executeTakeFirstOrThrow()
+      return Number(row.hits)
+    },
+
     /** A window's total so far (0 when nothing was counted). */
     async hits(key: string): Promise<number> {
       const row = await typed.selectFrom('rate_limit_counters').select('hits').where('key', '=', key).executeTakeFirst()

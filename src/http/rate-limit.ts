@@ -238,6 +238,19 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
 
   const ipOf = (req: FastifyRequest) =>
     clientIp(req.headers, req.socket.remoteAddress, deps.trustedProxies) || 'unknown'
+
+  /**
+   * A refusal before the body is read. When the request has a body, the connection closes after the 429 instead
+   * of reading the body to its end to keep the connection open: a throttled client sending large bodies back to
+   * back (an lz64 flood) costs one answer, not the upload of each body.
+   */
+  const refuseUnread = (req: FastifyRequest, reply: FastifyReply, wait: number) => {
+    const length = req.headers['content-length']
+    if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')) {
+      reply.header('connection', 'close')
+    }
+    return new Throttled(wait)
+  }
   const isPersonalKeyRoute = (req: FastifyRequest) => typeof req.routeOptions.config?.scope === 'string'
 
   async function release(req: FastifyRequest) {
@@ -281,20 +294,20 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
   const plugin = fp(
     async (app: FastifyInstance) => {
       // A callback hook: on public routes (capture, /flags) it answers at once from memory, with no promise.
-      app.addHook('onRequest', (req, _reply, done) => {
+      app.addHook('onRequest', (req, reply, done) => {
         // Preflights carry no credentials, and unknown paths do no work.
         if (req.method === 'OPTIONS' || req.routeOptions.url === undefined) return done()
         if (!isPersonalKeyRoute(req)) {
           const ip = limiter.isRefusingAny() ? ipOf(req) : undefined
           const wait = ip ? Math.max(limiter.waitHere(publicFailures, ip), limiter.waitHere(publicOversize, ip)) : 0
-          return done(wait > 0 ? new Throttled(wait) : undefined)
+          return done(wait > 0 ? refuseUnread(req, reply, wait) : undefined)
         }
         if (blockedCredentials.size > 0 && isQueryWork(req)) {
           const credential = credentialOf(req)
           const until = credential === undefined ? undefined : blockedCredentials.get(credential)
           if (until !== undefined && credential !== undefined) {
             const left = until - limiter.now()
-            if (left > 0) return done(new Throttled(Math.ceil(left / 1000)))
+            if (left > 0) return done(refuseUnread(req, reply, Math.ceil(left / 1000)))
             blockedCredentials.delete(credential)
           }
         }

@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+import { Nullable } from '../http/nullable.js'
 
 export const ProjectParams = Type.Object({ projectId: Type.String() })
 export const InsightParams = Type.Object({ projectId: Type.String(), id: Type.Integer({ minimum: 1 }) })

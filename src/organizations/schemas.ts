@@ -1,6 +1,5 @@
 import { Type } from 'typebox'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+import { Nullable } from '../http/nullable.js'
 
 /** PostHog's UserBasicSerializer: what others see of a user. */
 export const UserBasic = Type.Object({

@@ -56,36 +56,39 @@ export function projectRoutes(deps: { projects: ProjectService; siteUrl: string 
         reply.code(201).send(await deps.projects.create(callerOf(req.auth), req.body as ProjectCreate)),
     )
 
-    app.get(
-      '/api/projects/:projectId/',
-      {
-        schema: {
-          summary: 'Retrieve a project',
-          description: 'One project by id, or `@current` for the key’s or session’s current project.',
-          tags: ['projects'],
-          params: ProjectParams,
-          response: { 200: Project },
+    // PostHog serves a project's settings under both prefixes (a project and its one environment share them).
+    for (const path of ['/api/projects/:projectId/', '/api/environments/:projectId/']) {
+      app.get(
+        path,
+        {
+          schema: {
+            summary: 'Retrieve a project',
+            description: 'One project by id, or `@current` for the key’s or session’s current project.',
+            tags: ['projects'],
+            params: ProjectParams,
+            response: { 200: Project },
+          },
+          config: { scope: 'project:read' },
         },
-        config: { scope: 'project:read' },
-      },
-      async (req) => toProject(req.project),
-    )
+        async (req) => toProject(req.project),
+      )
 
-    app.patch(
-      '/api/projects/:projectId/',
-      {
-        schema: {
-          summary: 'Update a project',
-          description:
-            'Changes a project’s name, timezone, week start, test-account filters and other settings; fields left out keep their values.',
-          tags: ['projects'],
-          params: ProjectParams,
-          body: ProjectUpdate,
-          response: { 200: Project },
+      app.patch(
+        path,
+        {
+          schema: {
+            summary: 'Update a project',
+            description:
+              'Changes a project’s name, timezone, week start, test-account filters, the person properties shown as a person’s name (`person_display_name_properties`) and other settings; fields left out keep their values.',
+            tags: ['projects'],
+            params: ProjectParams,
+            body: ProjectUpdate,
+            response: { 200: Project },
+          },
+          config: { scope: 'project:write' },
         },
-        config: { scope: 'project:write' },
-      },
-      async (req) => deps.projects.update(callerOf(req.auth), req.project, req.body as ProjectUpdate),
-    )
+        async (req) => deps.projects.update(callerOf(req.auth), req.project, req.body as ProjectUpdate),
+      )
+    }
   }
 }

@@ -13,6 +13,8 @@ export const Project = Type.Object({
   week_start_day: Type.Union([Type.Literal(0), Type.Literal(1)]),
   /** property filters that mark test accounts (insights' `filterTestAccounts`) */
   test_account_filters: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  /** person properties shown as a person's name, in order of preference; null for PostHog's defaults */
+  person_display_name_properties: Type.Union([Type.Array(Type.String()), Type.Null()]),
   created_at: Type.String(),
   updated_at: Type.String(),
 })
@@ -29,6 +31,12 @@ export const ProjectUpdate = Type.Partial(
     ...ProjectCreate.properties,
     week_start_day: Type.Union([Type.Literal(0), Type.Literal(1), Type.Null()]),
     test_account_filters: Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 100 }),
+    // one schema with both types, not a union: the validator would coerce a refused list to null
+    person_display_name_properties: Type.Unsafe<string[] | null>({
+      type: ['array', 'null'],
+      items: { type: 'string', minLength: 1, maxLength: 400 },
+      maxItems: 100,
+    }),
   }),
 )
 export type ProjectUpdate = Static<typeof ProjectUpdate>

@@ -24,6 +24,16 @@ function parseFilters(text: string): Record<string, unknown>[] {
   }
 }
 
+function parseNames(text: string | null): string[] | null {
+  if (text === null) return null
+  try {
+    const value = JSON.parse(text)
+    return Array.isArray(value) ? value.filter((v) => typeof v === 'string') : null
+  } catch {
+    return null
+  }
+}
+
 export function toProject(row: ProjectRow): Project {
   return {
     id: row.id,
@@ -34,6 +44,7 @@ export function toProject(row: ProjectRow): Project {
     timezone: row.timezone,
     week_start_day: row.week_start_day === 1 ? 1 : 0,
     test_account_filters: parseFilters(row.test_account_filters),
+    person_display_name_properties: parseNames(row.person_display_name_properties),
     created_at: row.created_at,
     updated_at: row.updated_at,
   }
@@ -114,6 +125,10 @@ export function createProjectService(deps: {
         ...(input.week_start_day !== undefined && { week_start_day: input.week_start_day ?? 0 }),
         ...(input.test_account_filters !== undefined && {
           test_account_filters: JSON.stringify(checkedTestAccountFilters(input.test_account_filters)),
+        }),
+        ...(input.person_display_name_properties !== undefined && {
+          person_display_name_properties:
+            input.person_display_name_properties === null ? null : JSON.stringify(input.person_display_name_properties),
         }),
         updated_at: deps.clock().toISOString(),
       })

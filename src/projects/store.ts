@@ -12,12 +12,24 @@ export function createProjectStore(db: Kysely<MetaDatabase>) {
       organizationIds.length === 0
         ? Promise.resolve([] as ProjectRow[])
         : db.selectFrom('projects').selectAll().where('organization_id', 'in', organizationIds).orderBy('id').execute(),
-    async insert(row: Omit<ProjectRow, 'id' | 'week_start_day' | 'test_account_filters'>): Promise<ProjectRow> {
+    async insert(
+      row: Omit<ProjectRow, 'id' | 'week_start_day' | 'test_account_filters' | 'person_display_name_properties'>,
+    ): Promise<ProjectRow> {
       return db.insertInto('projects').values(row).returningAll().executeTakeFirstOrThrow()
     },
     async update(
       id: number,
-      patch: Partial<Pick<ProjectRow, 'name' | 'timezone' | 'week_start_day' | 'test_account_filters' | 'updated_at'>>,
+      patch: Partial<
+        Pick<
+          ProjectRow,
+          | 'name'
+          | 'timezone'
+          | 'week_start_day'
+          | 'test_account_filters'
+          | 'person_display_name_properties'
+          | 'updated_at'
+        >
+      >,
     ) {
       return db.updateTable('projects').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
     },

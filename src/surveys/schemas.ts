@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox'
+import { Nullable } from '../http/nullable.js'
 
 export const SurveyParams = Type.Object({ projectId: Type.String(), id: Type.String({ maxLength: 100 }) })
 export const ResponseParams = Type.Object({
@@ -7,7 +8,6 @@ export const ResponseParams = Type.Object({
   uuid: Type.String({ maxLength: 100 }),
 })
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 /** Null first for text: with type coercion on, a string-first union would turn a JSON null into "". */
 const NullableText = (options: { maxLength: number }) => Type.Union([Type.Null(), Type.String(options)])
 

@@ -292,7 +292,7 @@ describe('listing property definitions', () => {
       ['offset=-1', 'offset', 'min_value'],
       ['is_numerical=maybe', 'is_numerical', 'invalid_input'],
       ['exclude_hidden=2', 'exclude_hidden', 'invalid_input'],
-      [`event_names=${encodeURIComponent('[1,2]')}`, 'event_names', 'invalid_input'],
+      [`event_names=${encodeURIComponent('[{"a":1}]')}`, 'event_names', 'invalid_input'],
       [`excluded_properties=${encodeURIComponent('["a"')}`, 'excluded_properties', 'invalid_input'],
     ]
     for (const [query, attr, code] of cases) {

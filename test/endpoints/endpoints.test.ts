@@ -270,6 +270,12 @@ describe('versions and runs', () => {
     expect((await api('GET', 'pageviews/versions/9/')).statusCode).toBe(404)
     const atVersion = (await api('GET', 'pageviews/?version=1')).json()
     expect(atVersion).toMatchObject({ version: 1, current_version: 2, endpoint_is_active: true })
+
+    // null clears the cache age (it was once read as 0 by the body's type coercion and refused)
+    const cleared = await api('PATCH', 'pageviews/', { cache_age_seconds: null })
+    expect(cleared.statusCode, cleared.body).toBe(200)
+    expect(cleared.json().cache_age_seconds).toBeNull()
+    expect((await api('GET', 'pageviews/')).json().cache_age_seconds).toBeNull()
   })
 
   it('serves cached results for cache_age_seconds, then calculates again', async () => {

@@ -39,7 +39,7 @@ export interface TestApp {
 
 /** A real app over real SQLite (or PostgreSQL when DATABASE_URL is set) and real chDB, in a temp data dir. */
 export async function startTestApp(
-  options: { env?: Record<string, string>; clock?: () => Date } = {},
+  options: { env?: Record<string, string>; clock?: () => Date; webDir?: string | null } = {},
 ): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-test-'))
   let dropDb: (() => Promise<void>) | undefined
@@ -50,7 +50,7 @@ export async function startTestApp(
     dropDb = db.drop
   }
   const config = loadConfig(env)
-  const burrow = await buildApp(config, { logger: false, clock: options.clock })
+  const burrow = await buildApp(config, { logger: false, clock: options.clock, webDir: options.webDir })
   const { credentials } = await ensureDemoAccount(burrow)
   await burrow.app.ready()
   return {

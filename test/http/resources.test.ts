@@ -67,8 +67,10 @@ describe('projects, users and organizations', () => {
   })
 
   it('answers the health check when both stores answer', async () => {
+    // The embedded engine opens on first need: opened here, so that the check asks it.
+    await t.burrow.eventStore.open()
     const res = await t.burrow.app.inject({ method: 'GET', url: '/_health' })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ status: 'ok', meta: true, events: true })
+    expect(res.json()).toEqual({ status: 'ok', meta: true, events: true, event_store: 'open' })
   })
 })

@@ -420,7 +420,10 @@ describe('lifecycle and its flags', () => {
     expect(removed.json().targeting_flag).toBeNull()
     expect((await flagRow(id))!.deleted).toBe(1)
 
-    const flag = await createFlag(t, { key: `attached-${survey.id.slice(0, 8)}`, filters: { groups: [] } })
+    const flag = await createFlag(t, {
+      key: `attached-${survey.id.slice(0, 8)}`,
+      filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+    })
     const attached = await patch(survey.id, { targeting_flag_id: flag.id })
     expect(attached.json().targeting_flag.key).toBe(flag.key)
 
@@ -554,7 +557,12 @@ describe('the SDK endpoints', () => {
       name: 'Public running',
       start_date: '2026-11-01T00:00:00Z',
       description: 'internal notes',
-      linked_flag_id: (await createFlag(t, { key: 'public-linked', filters: { groups: [] } })).id,
+      linked_flag_id: (
+        await createFlag(t, {
+          key: 'public-linked',
+          filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+        })
+      ).id,
       targeting_flag_filters: { groups: [{ properties: [{ key: 'plan', value: 'pro', type: 'person' }] }] },
       conditions: { url: 'checkout', urlMatchType: 'icontains' },
     })

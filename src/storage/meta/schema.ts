@@ -24,6 +24,8 @@ export interface ProjectTable {
   week_start_day: Generated<number>
   /** JSON text of the property filters that mark test accounts */
   test_account_filters: Generated<string>
+  /** JSON text of the person properties shown as a person's name; NULL for PostHog's defaults (migration 0019) */
+  person_display_name_properties: Generated<string | null>
   created_at: string
   updated_at: string
 }

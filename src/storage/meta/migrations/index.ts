@@ -15,6 +15,9 @@ import { endpoints } from './0013-endpoints.js'
 import { experiments } from './0014-experiments.js'
 import { surveys } from './0015-surveys.js'
 import { queryStatuses } from './0017-query-statuses.js'
+import { cohortCalculations } from './0018-cohort-calculations.js'
+import { personDisplayNameProperties } from './0019-person-display-name-properties.js'
+import { experimentMetricsRecalculations } from './0021-experiment-metrics-recalculations.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
 export const migrations: MetaMigration[] = [
@@ -34,4 +37,7 @@ export const migrations: MetaMigration[] = [
   experiments,
   surveys,
   queryStatuses,
+  cohortCalculations,
+  personDisplayNameProperties,
+  experimentMetricsRecalculations,
 ]
