@@ -66,7 +66,7 @@ export function createCommitter(deps: {
    */
   spillBytes?: number
   onError?: (err: unknown, what: string) => void
-}) {
+}): Committer {
   const maxRows = deps.maxRows ?? 20_000
   const concurrency = deps.concurrency ?? 1
   const drainRows = deps.drainRows ?? 10_000
@@ -430,24 +430,8 @@ export function createCommitter(deps: {
     }
   }
 
-  /** Which of these events (project and uuid) the store already holds, looking only at the days they cover. */
-  async function storedIds(events: readonly Pick<EventRow, 'team_id' | 'uuid' | 'timestamp'>[]): Promise<string[]> {
-    if (events.length === 0) return []
-    const teams = [...new Set(events.map((e) => e.team_id))]
-    let min = events[0].timestamp
-    let max = events[0].timestamp
-    for (const e of events) {
-      if (e.timestamp < min) min = e.timestamp
-      if (e.timestamp > max) max = e.timestamp
-    }
-    const result = await deps.events.query<[number, string]>(
-      `SELECT team_id, toString(uuid) FROM events
-       WHERE team_id IN {teams:Array(Int64)}
-         AND toDate(timestamp) BETWEEN toDate({min:DateTime64(6)}) AND toDate({max:DateTime64(6)})
-         AND uuid IN {uuids:Array(UUID)}`,
-      { params: { teams, min, max, uuids: events.map((e) => e.uuid) } },
-    )
-    return result.rows.map(([team, uuid]) => `${team}:${uuid}`)
+  function storedIds(events: readonly Pick<EventRow, 'team_id' | 'uuid' | 'timestamp'>[]): Promise<string[]> {
+    return storedEventIds(deps.events, events)
   }
 
   return {
@@ -514,7 +498,7 @@ export function readingAfterCapture(
 }
 
 /** One event as a TabSeparated row: cheaper to build than JSON (no second escaping of the properties' JSON). */
-function tsvRow(r: EventRow): [head: string, properties: string, tail: string] {
+export function tsvRow(r: EventRow): [head: string, properties: string, tail: string] {
   return [
     `${r.uuid}\t${r.team_id}\t${escapeTsv(r.event)}\t${escapeTsv(r.distinct_id)}\t${r.person_id}\t`,
     r.properties.indexOf('\\') === -1 ? r.properties : escapeTsv(r.properties),
@@ -588,8 +572,31 @@ export function joined(parts: readonly Buffer[]): Buffer {
   return Buffer.from(parts[0].buffer, parts[0].byteOffset, length)
 }
 
+/** Which of these events (project and uuid) the store already holds, looking only at the days they cover. */
+export async function storedEventIds(
+  store: EventStore,
+  events: readonly Pick<EventRow, 'team_id' | 'uuid' | 'timestamp'>[],
+): Promise<string[]> {
+  if (events.length === 0) return []
+  const teams = [...new Set(events.map((e) => e.team_id))]
+  let min = events[0].timestamp
+  let max = events[0].timestamp
+  for (const e of events) {
+    if (e.timestamp < min) min = e.timestamp
+    if (e.timestamp > max) max = e.timestamp
+  }
+  const result = await store.query<[number, string]>(
+    `SELECT team_id, toString(uuid) FROM events
+     WHERE team_id IN {teams:Array(Int64)}
+       AND toDate(timestamp) BETWEEN toDate({min:DateTime64(6)}) AND toDate({max:DateTime64(6)})
+       AND uuid IN {uuids:Array(UUID)}`,
+    { params: { teams, min, max, uuids: events.map((e) => e.uuid) } },
+  )
+  return result.rows.map(([team, uuid]) => `${team}:${uuid}`)
+}
+
 /** An event's identity for deduplication: the same uuid in two projects is two events. */
-const idOf = (e: EventRow) => `${e.team_id}:${e.uuid}`
+export const idOf = (e: EventRow) => `${e.team_id}:${e.uuid}`
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void
@@ -603,7 +610,7 @@ function jsonRecord(table: string, rows: object[]): WalRecord {
   return { table, format: 'JSONEachRow', payload: Buffer.from(ndjson(rows)) }
 }
 
-function ndjson(rows: object[]): string {
+export function ndjson(rows: object[]): string {
   let out = ''
   for (const row of rows) out += `${JSON.stringify(row, wellFormed)}\n`
   return out
@@ -614,4 +621,15 @@ function wellFormed(_key: string, value: unknown): unknown {
   return typeof value === 'string' && !value.isWellFormed() ? value.toWellFormed() : value
 }
 
-export type Committer = ReturnType<typeof createCommitter>
+/** What capture writes through: the capture log (embedded) or the server directly (server mode). */
+export interface Committer {
+  commit(batch: CommitBatch): Promise<CommitResult>
+  /** Resolves once every event acknowledged so far is in the event store. */
+  flushPending(): Promise<void>
+  /** Resolves once everything queued so far is acknowledged and in the event store. */
+  drain(): Promise<void>
+  close(): Promise<void>
+  readonly queuedRows: number
+  /** Rows and bytes held between acknowledgement and the event store. */
+  readonly logBacklog: { rows: number; bytes: number; closedSegments: number }
+}
