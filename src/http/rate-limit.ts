@@ -183,15 +183,27 @@ function hookList<T>(hooks: T | T[] | undefined): T[] {
   return Array.isArray(hooks) ? hooks : [hooks]
 }
 
-function tooManyConcurrent(): ApiError {
+/**
+ * PostHog's answer when a project's queries at once reach the limit (its `ConcurrencyLimitExceeded`, answered as
+ * DRF's `Throttled` without a wait, so no Retry-After): the limit, the key of the slots (`api:` for personal API
+ * keys, `app:` for the web app's sessions) and the id of the refused task.
+ */
+function tooManyConcurrent(max: number, projectId: number, isApi: boolean, taskId: string): ApiError {
+  const key = `${isApi ? 'api' : 'app'}:query:per-team:${projectId}`
   return new ApiError(
     429,
     'throttled_error',
     'throttled',
-    'Too many concurrent requests. Please try again later.',
+    `Exceeded maximum concurrency limit: ${max} for key: ${key} and task: ${taskId}`,
     null,
-    { 'retry-after': '1' },
   )
+}
+
+/** The refused query's id for the answer: the client's own when it sent one, else a short random id as PostHog's. */
+function taskIdOf(req: FastifyRequest): string {
+  const sent = (req.body as { client_query_id?: unknown } | undefined)?.client_query_id
+  if (typeof sent === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(sent)) return sent
+  return crypto.randomBytes(6).toString('base64url')
 }
 
 /**
@@ -286,7 +298,7 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     }
     if (limits.queryConcurrency > 0 && req.project) {
       const done = await limiter.acquire(`query:${req.project.id}`, limits.queryConcurrency)
-      if (!done) throw tooManyConcurrent()
+      if (!done) throw tooManyConcurrent(limits.queryConcurrency, req.project.id, !!req.auth?.key, taskIdOf(req))
       releases.set(req, done)
     }
   }

@@ -38,8 +38,8 @@ export interface QueryStatus {
   /** the project's read budget left after this query, when a personal API key started it */
   budget_remaining_bytes: number | null
   cache_key: string | null
-  /** PostHog's query scan analysis: not offered */
-  query_scan: null
+  /** what the run read and how long it took, once it has ended (PostHog's `QueryScanSummary`) */
+  query_scan: QueryScan | null
   results: unknown
   start_time: string
   pickup_time: string | null
@@ -48,6 +48,37 @@ export interface QueryStatus {
   task_id: string | null
   query_progress: QueryProgress | null
   labels: string[] | null
+}
+
+/**
+ * PostHog's summary of a run's scan (`QueryScanSummary`), from what the engine reported for it: rows read, time
+ * taken, and whether the engine stopped it at a limit (time, memory, result size). Null while the query runs and
+ * for a run that never reached the engine (a HogQL error). PostHog's `status` tells how far its follow-up plan
+ * analysis (an EXPLAIN of slow runs) has got; Burrow runs none, so it stays null, as PostHog's does for a run it
+ * has not analysed.
+ */
+export interface QueryScan {
+  mode: 'show'
+  rows_read: number
+  duration_ms: number
+  status: null
+  killed: boolean
+}
+
+/** Error codes of a run the engine stopped at one of its limits rather than finished. */
+const ENGINE_STOPPED = new Set(['timeout', 'memory_limit_exceeded', 'too_many_rows_or_bytes'])
+
+/** The query log columns a scan summary is made of (the log row the run wrote as it ended). */
+type ScanLogTables = {
+  query_log: {
+    id: number
+    team_id: number
+    query_id: string
+    clickhouse: string | null
+    duration_ms: number | null
+    rows_read: number | null
+    created_at: string
+  }
 }
 
 export type QueryStatusTables = {
@@ -71,6 +102,11 @@ interface Job {
   controller: AbortController
   done: Promise<void>
   finish(patch: Partial<QueryStatus>): Promise<void>
+  /** when the work started (ms, a monotonic clock), and the engine's last progress report for it */
+  startedAt: number
+  /** the clock's time at pickup (ms), from which the run's query log row is found */
+  pickedUpAt: number
+  lastProgress?: QueryProgress
 }
 
 /** An instant as PostHog writes it: ISO in UTC, without a fraction when it is whole seconds. */
@@ -126,6 +162,7 @@ export function createQueryJobs(deps: JobDeps) {
     if (local.size === 0) return
     for (const job of local.values()) {
       const progress = await deps.events.progress(job.engineId).catch(() => undefined)
+      if (progress) job.lastProgress = progress
       const current = await row(job.teamId, job.queryId)
       if (!current || current.owner !== owner || current.complete) continue
       if (current.cancel_requested) {
@@ -162,7 +199,29 @@ export function createQueryJobs(deps: JobDeps) {
     let timer: NodeJS.Timeout | undefined
     await Promise.race([job.done, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS)))])
     clearTimeout(timer)
-    await job.finish({ error: true, error_message: CANCELLED_DETAIL, error_code: 'query_cancelled' })
+    const query_scan = await scanOf(job, false).catch(() => null)
+    await job.finish({ error: true, error_message: CANCELLED_DETAIL, error_code: 'query_cancelled', query_scan })
+  }
+
+  /**
+   * The scan summary of a job that has ended: the rows and time its query log row recorded (written as the run
+   * ended), else the engine's last progress report and the time since pickup (a run stopped before it logged).
+   */
+  async function scanOf(job: Job, killed: boolean): Promise<QueryScan | null> {
+    const logged = await (deps.db as unknown as Kysely<ScanLogTables>)
+      .selectFrom('query_log')
+      .select(['clickhouse', 'duration_ms', 'rows_read'])
+      .where('team_id', '=', job.teamId)
+      .where('query_id', '=', job.queryId)
+      .where('created_at', '>=', new Date(job.pickedUpAt).toISOString())
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+    const rows = Math.max(Number(logged?.rows_read ?? 0), job.lastProgress?.rows_read ?? 0)
+    // A run that never reached the engine (refused by the HogQL compiler) scanned nothing to summarise.
+    if (!killed && rows === 0 && !logged?.clickhouse && !job.lastProgress) return null
+    const duration = logged?.duration_ms ?? performance.now() - job.startedAt
+    return { mode: 'show', rows_read: rows, duration_ms: Math.round(Number(duration)), status: null, killed }
   }
 
   /**
@@ -288,12 +347,16 @@ export function createQueryJobs(deps: JobDeps) {
         controller,
         finish,
         done: Promise.resolve(),
+        startedAt: performance.now(),
+        pickedUpAt: at,
       }
       job.done = (async () => {
         // Let the caller see the status before the work starts.
         await Promise.resolve()
         try {
-          status.pickup_time = isoInstant(now())
+          job.pickedUpAt = now()
+          job.startedAt = performance.now()
+          status.pickup_time = isoInstant(job.pickedUpAt)
           await db
             .updateTable('query_statuses')
             .set({ status: JSON.stringify(status) })
@@ -303,20 +366,27 @@ export function createQueryJobs(deps: JobDeps) {
             .where('complete', '=', 0)
             .execute()
           const outcome = await run(controller.signal)
+          const query_scan = await scanOf(job, false).catch(() => null)
           if (controller.signal.aborted) {
-            await finish({ error: true, error_message: CANCELLED_DETAIL, error_code: 'query_cancelled' })
+            await finish({ error: true, error_message: CANCELLED_DETAIL, error_code: 'query_cancelled', query_scan })
           } else {
             await finish({
               results: outcome.results,
               bytes_read: outcome.bytesRead ?? null,
               budget_remaining_bytes: outcome.budgetRemaining ?? null,
+              query_scan,
             })
           }
         } catch (error) {
           const userFacing = error instanceof QueryFailed && error.isUserFacing
           const message = controller.signal.aborted ? CANCELLED_DETAIL : userFacing ? error.detail : null
           const code = controller.signal.aborted ? 'query_cancelled' : userFacing ? error.code : null
-          await finish({ error: true, error_message: message, error_code: code }).catch(report('query status'))
+          // A run the engine stopped at a limit has no results; its summary says so (PostHog's `killed`).
+          const killed = !controller.signal.aborted && error instanceof QueryFailed && ENGINE_STOPPED.has(error.code)
+          const query_scan = await scanOf(job, killed).catch(() => null)
+          await finish({ error: true, error_message: message, error_code: code, query_scan }).catch(
+            report('query status'),
+          )
         } finally {
           if (local.get(key) === job) local.delete(key)
         }
@@ -335,7 +405,10 @@ export function createQueryJobs(deps: JobDeps) {
       const job = local.get(keyOf(teamId, queryId))
       if (job && found.owner === owner) {
         const progress = await deps.events.progress(job.engineId).catch(() => undefined)
-        if (progress) status.query_progress = progress
+        if (progress) {
+          job.lastProgress = progress
+          status.query_progress = progress
+        }
         return status
       }
       if (Number(found.heartbeat_at) < now() - ORPHAN_AFTER_MS) {
