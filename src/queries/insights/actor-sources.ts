@@ -467,11 +467,7 @@ export async function actorSourceOf(
     case 'FunnelsQuery':
       return funnelsSource(query, source, insight, ctx, run)
     case 'PathsQuery':
-      return {
-        hogql: await pathsActorsSource(source, insight, ctx, run),
-        hasEvents: true,
-        insightKind: 'PathsQuery',
-      }
+      return { ...(await pathsActorsSource(source, insight, ctx, run)), hasEvents: true, insightKind: 'PathsQuery' }
     default:
       throw new ValidationError(
         `The actors of a ${JSON.stringify(source.kind)} cannot be listed.`,

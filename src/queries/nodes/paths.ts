@@ -15,8 +15,10 @@ import {
   wantsAllTime,
 } from '../insights/context.js'
 import { rangeBoundsHogQL, resolveDateRange, resolvedDateRange } from '../insights/date-range.js'
+import { actorExpr, groupIndexOf } from '../insights/math.js'
 import { eventsFrom, samplingOf, sharedCondition } from '../insights/series.js'
 import type { HogQLExecutor, NodeRunner, RunContext } from '../runner.js'
+import { funnelActorPaths } from './funnels.js'
 
 const PATH_TYPES = ['$pageview', '$screen', 'custom_event', 'hogql'] as const
 const DEFAULT_STEP_LIMIT = 5
@@ -25,6 +27,17 @@ const MAX_STEP_LIMIT = 20
 const MAX_EDGE_LIMIT = 10_000
 /** A gap this long (seconds) between two events of a person starts a new session path. */
 const SESSION_GAP_SECONDS = 30 * 60
+const FUNNEL_PATH_TYPES = ['funnel_path_before_step', 'funnel_path_after_step', 'funnel_path_between_steps'] as const
+type FunnelPathType = (typeof FUNNEL_PATH_TYPES)[number]
+/** A funnel's conversion window units in seconds (a month is 31 days, as PostHog's interval arithmetic from 2018-01-01). */
+const WINDOW_UNIT_SECONDS: Record<string, number> = {
+  second: 1,
+  minute: 60,
+  hour: 3600,
+  day: 86_400,
+  week: 7 * 86_400,
+  month: 31 * 86_400,
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const and = (parts: (string | undefined)[]) =>
@@ -36,6 +49,18 @@ const and = (parts: (string | undefined)[]) =>
 interface Cleaning {
   regex: string
   alias: string
+}
+
+/** `funnelPathsFilter`: the paths of a funnel's actors before, after or between funnel steps. */
+export interface FunnelPaths {
+  type: FunnelPathType
+  /** PostHog's funnelStep: k (1-based) for those who reached step k, −k for those who dropped off before it */
+  step: number
+  source: Record<string, unknown>
+  /** the funnel's actor on an event (person, group key, or the funnel's HogQL aggregation) */
+  actor: string
+  /** the funnel's conversion window in seconds: paths split at gaps this long instead of 30 minutes */
+  windowSeconds: number
 }
 
 export interface PathsPlan {
@@ -55,6 +80,7 @@ export interface PathsPlan {
   startKey?: string
   endKey?: string
   dropoffKey?: string
+  funnel?: FunnelPaths
 }
 
 function intIn(value: unknown, attr: string, min: number, max: number): number | undefined {
@@ -87,12 +113,6 @@ const trimSlash = (point: string | undefined) =>
 export function pathsPlanOf(node: Record<string, unknown>, insight: InsightContext): PathsPlan {
   if (node.pathsFilter !== undefined && node.pathsFilter !== null && !isObject(node.pathsFilter)) {
     throw new ValidationError('pathsFilter must be an object.', 'pathsFilter')
-  }
-  if (node.funnelPathsFilter !== undefined && node.funnelPathsFilter !== null) {
-    throw new ValidationError(
-      'Paths before, after or between funnel steps (funnelPathsFilter) are not supported.',
-      'funnelPathsFilter',
-    )
   }
   const f = isObject(node.pathsFilter) ? node.pathsFilter : {}
   const includeTypes = stringList(f.includeEventTypes, 'pathsFilter__includeEventTypes')
@@ -144,7 +164,135 @@ export function pathsPlanOf(node: Record<string, unknown>, insight: InsightConte
     startKey: stringOrUndefined(f.pathStartKey, 'pathsFilter__pathStartKey'),
     endKey: stringOrUndefined(f.pathEndKey, 'pathsFilter__pathEndKey'),
     dropoffKey: stringOrUndefined(f.pathDropoffKey, 'pathsFilter__pathDropoffKey'),
+    funnel: funnelPathsOf(node.funnelPathsFilter),
   }
+}
+
+/** `funnelPathsFilter` validated (PostHog needs a type, a step and a FunnelsQuery source). */
+function funnelPathsOf(value: unknown): FunnelPaths | undefined {
+  if (value === undefined || value === null) return undefined
+  if (!isObject(value)) throw new ValidationError('funnelPathsFilter must be an object.', 'funnelPathsFilter')
+  const type = value.funnelPathType
+  if (typeof type !== 'string' || !(FUNNEL_PATH_TYPES as readonly string[]).includes(type)) {
+    throw new ValidationError(
+      `Input should be ${FUNNEL_PATH_TYPES.map((t) => `'${t}'`).join(', ')}; got ${JSON.stringify(type ?? null)}.`,
+      'funnelPathsFilter__funnelPathType',
+      'invalid_choice',
+    )
+  }
+  const source = value.funnelSource
+  if (!isObject(source) || source.kind !== 'FunnelsQuery') {
+    throw new ValidationError('funnelSource must be a FunnelsQuery.', 'funnelPathsFilter__funnelSource', 'required')
+  }
+  const step = value.funnelStep
+  if (typeof step !== 'number' || !Number.isInteger(step) || step === 0 || step === -1) {
+    throw new ValidationError(
+      'funnelStep is a step from 1, or minus a step from 2 for the drop-off before it.',
+      'funnelPathsFilter__funnelStep',
+    )
+  }
+  if (type === 'funnel_path_between_steps' && (step === 1 || step === -2)) {
+    throw new ValidationError(
+      'Cannot request preceding step timestamp if target funnel step is the first step',
+      'funnelPathsFilter__funnelStep',
+    )
+  }
+  const f = isObject(source.funnelsFilter) ? source.funnelsFilter : {}
+  const byHogQL =
+    typeof f.funnelAggregateByHogQL === 'string' &&
+    f.funnelAggregateByHogQL.trim() !== '' &&
+    f.funnelAggregateByHogQL.trim() !== 'person_id'
+      ? `(${f.funnelAggregateByHogQL})`
+      : undefined
+  const groupIndex = groupIndexOf(
+    source.aggregation_group_type_index,
+    'funnelPathsFilter__funnelSource__aggregation_group_type_index',
+  )
+  const interval =
+    typeof f.funnelWindowInterval === 'number' && f.funnelWindowInterval > 0 ? f.funnelWindowInterval : 14
+  const unit = typeof f.funnelWindowIntervalUnit === 'string' ? f.funnelWindowIntervalUnit : 'day'
+  return {
+    type: type as FunnelPathType,
+    step,
+    source,
+    actor: byHogQL ?? actorExpr(groupIndex),
+    windowSeconds: interval * (WINDOW_UNIT_SECONDS[unit] ?? WINDOW_UNIT_SECONDS.day),
+  }
+}
+
+/** The time bounds (seconds since the epoch) of one funnel actor's path events. */
+interface FunnelBounds {
+  ids: string[]
+  lower: number[]
+  upper: number[]
+}
+
+/**
+ * The funnel's actors at `funnelStep` with the bounds of the events their paths take (PostHog's funnel actors with
+ * `includeTimestamp` / `includePrecedingTimestamp`): the target step's time (the last step done, for a drop-off),
+ * and for "between" the step before it. After a drop-off, paths start a conversion window past that step.
+ */
+async function funnelBounds(
+  funnel: FunnelPaths,
+  insight: InsightContext,
+  ctx: RunContext,
+  run: HogQLExecutor,
+): Promise<FunnelBounds> {
+  const { steps, actors } = await funnelActorPaths(funnel.source, insight, ctx, run)
+  const k = funnel.step
+  if (Math.abs(k) > steps) {
+    throw new ValidationError(`funnelStep is beyond the funnel's ${steps} steps.`, 'funnelPathsFilter__funnelStep')
+  }
+  // 0-based: the step reached (k > 0), or the last one done before dropping off (k < 0)
+  const target = k > 0 ? k - 1 : -k - 2
+  const matches = (mask: number) =>
+    k > 0 ? (mask & (1 << (k - 1))) !== 0 : (mask & (1 << (-k - 2))) !== 0 && (mask & (1 << (-k - 1))) === 0
+  // a skipped optional step takes the time of the step before it
+  const timeAt = (times: (number | undefined)[], i: number) => {
+    for (let j = i; j >= 0; j--) if (times[j] !== undefined) return times[j] as number
+    return undefined
+  }
+  const out: FunnelBounds = { ids: [], lower: [], upper: [] }
+  for (const actor of actors) {
+    const best = actor.paths
+      .filter((p) => matches(p.stepsMask))
+      .sort((a, b) => b.reached - a.reached)
+      .at(0)
+    if (!best) continue
+    const at = timeAt(best.times, target)
+    if (at === undefined) continue
+    let lower = Number.NEGATIVE_INFINITY
+    let upper = Number.POSITIVE_INFINITY
+    if (funnel.type === 'funnel_path_after_step') lower = k < 0 ? at + funnel.windowSeconds : at
+    else if (funnel.type === 'funnel_path_before_step') upper = at
+    else {
+      const before = timeAt(best.times, target - 1)
+      if (before === undefined) continue
+      lower = before
+      upper = at
+    }
+    out.ids.push(actor.id)
+    out.lower.push(lower)
+    out.upper.push(upper)
+  }
+  return out
+}
+
+/** The `{funnel_*}` placeholders of `pathItemsQuery` for a funnel's actors (none: one id no event has). */
+async function funnelPlaceholders(
+  plan: PathsPlan,
+  insight: InsightContext,
+  ctx: RunContext,
+  run: HogQLExecutor,
+): Promise<Record<string, unknown> | undefined> {
+  if (!plan.funnel) return undefined
+  const b = await funnelBounds(plan.funnel, insight, ctx, run)
+  // infinities are not JSON: bounds far outside any event
+  const finite = (xs: number[]) =>
+    xs.map((x) => (x === Number.NEGATIVE_INFINITY ? -1e12 : x === Number.POSITIVE_INFINITY ? 1e12 : x))
+  return b.ids.length === 0
+    ? { funnel_ids: [''], funnel_lower: [0], funnel_upper: [-1] }
+    : { funnel_ids: b.ids, funnel_lower: finite(b.lower), funnel_upper: finite(b.upper) }
 }
 
 /** Whether events of a kind give path items: the listed types, or (none listed) all but the excluded ones. */
@@ -192,19 +340,30 @@ function eventTypeCondition(plan: PathsPlan): string | undefined {
  */
 export function pathItemsQuery(plan: PathsPlan, from: string, to: string, withEvents = false): string {
   const item = pathItemExpr(plan)
+  const funnelActor = plan.funnel ? `toString(${plan.funnel.actor})` : undefined
   const where = and([
     `timestamp >= ${from}`,
     `timestamp <= ${to}`,
     plan.shared,
     eventTypeCondition(plan),
     plan.excludeEvents.length > 0 ? `${item} NOT IN ${literal(plan.excludeEvents)}` : undefined,
+    // only the funnel's actors, each within the bounds of their funnel step
+    funnelActor ? `${funnelActor} IN {funnel_ids}` : undefined,
+    funnelActor
+      ? `toFloat(timestamp) >= transform(${funnelActor}, {funnel_ids}, arrayMap(x -> toFloat(x), {funnel_lower}), toFloat(0))`
+      : undefined,
+    funnelActor
+      ? `toFloat(timestamp) <= transform(${funnelActor}, {funnel_ids}, arrayMap(x -> toFloat(x), {funnel_upper}), toFloat(0))`
+      : undefined,
   ])
+  // within a funnel, a path ends only where the conversion window would have
+  const gap = plan.funnel?.windowSeconds ?? SESSION_GAP_SECONDS
   // (seconds, item, uuid, session, window, timestamp), sorted by time within each person
   const events =
     `SELECT person_id AS actor, arraySort(x -> tupleElement(x, 1), groupArray(tuple(toUnixTimestamp64Milli(timestamp) / 1000, ${item}${withEvents ? ', toString(uuid), toString($session_id), toString($window_id), timestamp' : ''}))) AS evs ` +
     `FROM ${eventsFrom(plan.sampling)} WHERE ${where} GROUP BY actor`
   const sessions =
-    `SELECT actor, arraySplit((x, gap) -> if(gap < ${SESSION_GAP_SECONDS}, 0, 1), evs, arrayDifference(arrayMap(x -> tupleElement(x, 1), evs))) AS session_paths ` +
+    `SELECT actor, arraySplit((x, gap) -> if(gap < ${gap}, 0, 1), evs, arrayDifference(arrayMap(x -> tupleElement(x, 1), evs))) AS session_paths ` +
     `FROM (${events})`
   // consecutive repeats collapse onto the last of them
   const compact =
@@ -294,6 +453,7 @@ export function createPathsRunner(deps: InsightDeps): NodeRunner {
     const insight = await loadInsightContext(ctx, deps)
     const plan = pathsPlanOf(node, insight)
     const { range, bounds } = await resolveBounds(node, insight, ctx, run)
+    const placeholders = await funnelPlaceholders(plan, insight, ctx, run)
     const having = and([
       plan.minEdgeWeight !== undefined ? `value >= ${plan.minEdgeWeight}` : undefined,
       plan.maxEdgeWeight !== undefined ? `value <= ${plan.maxEdgeWeight}` : undefined,
@@ -305,6 +465,7 @@ export function createPathsRunner(deps: InsightDeps): NodeRunner {
         `FROM (${pathItemsQuery(plan, bounds.from, bounds.to)}) WHERE idx > 1 ` +
         `GROUP BY idx, previous_item, item HAVING ${having} ORDER BY value DESC, source, target LIMIT ${plan.edgeLimit}`,
       ctx,
+      { placeholders },
     )
     ctx.stats.resultRows += executed.rows.length
     const edges = executed.rows.map(([source, target, value, time]) => ({
@@ -334,9 +495,10 @@ export async function pathsActorsSource(
   insight: InsightContext,
   ctx: RunContext,
   run: HogQLExecutor,
-): Promise<string> {
+): Promise<{ hogql: string; placeholders?: Record<string, unknown> }> {
   const plan = pathsPlanOf(node, insight)
   const { bounds } = await resolveBounds(node, insight, ctx, run)
+  const placeholders = await funnelPlaceholders(plan, insight, ctx, run)
   let condition: string
   if (plan.dropoffKey) {
     condition = `path_dropoff_key = ${literal(plan.dropoffKey)} AND path_dropoff_key = path_key`
@@ -346,9 +508,11 @@ export async function pathsActorsSource(
       plan.endKey ? `path_key = ${literal(plan.endKey)}` : undefined,
     ])
   }
-  return (
-    'SELECT actor AS actor_id, count() AS event_count, ' +
-    'arraySlice(groupUniqArray(tuple(ts, toUUID(uuid), session_id, window_id)), 1, 100) AS matching_events ' +
-    `FROM (${pathItemsQuery(plan, bounds.from, bounds.to, true)}) WHERE ${condition} GROUP BY actor_id`
-  )
+  return {
+    hogql:
+      'SELECT actor AS actor_id, count() AS event_count, ' +
+      'arraySlice(groupUniqArray(tuple(ts, toUUID(uuid), session_id, window_id)), 1, 100) AS matching_events ' +
+      `FROM (${pathItemsQuery(plan, bounds.from, bounds.to, true)}) WHERE ${condition} GROUP BY actor_id`,
+    placeholders,
+  }
 }
