@@ -6,6 +6,7 @@
  *
  *   npx tsx bench/experiments.ts                                   # 10M events, 1M exposed persons
  *   BENCH_EVENTS=1000000 BENCH_RUNS=5 npx tsx bench/experiments.ts # a quick run
+ *   BENCH_SQL=1 BENCH_RUNS=0 …                                     # also prints the generated ClickHouse SQL
  *
  * Data: one `$feature_flag_called` exposure per person (variant by hash; every 100th person also sees the other
  * variant, so lands in `$multiple` and is left out), then the rest of the events spread over the persons and the
@@ -98,6 +99,7 @@ interface VariantRow {
   sum: number
 }
 
+const printed = new Set<string>()
 async function viaApi(metric: Record<string, unknown>) {
   const t0 = performance.now()
   const res = await fetch(`${url}/api/projects/${team}/query/`, {
@@ -108,8 +110,12 @@ async function viaApi(metric: Record<string, unknown>) {
       refresh: 'force_blocking',
     }),
   })
-  const body = (await res.json()) as { baseline: VariantRow; variant_results: VariantRow[] }
+  const body = (await res.json()) as { baseline: VariantRow; variant_results: VariantRow[]; clickhouse_sql?: string }
   if (res.status !== 200) throw new Error(`ExperimentQuery: ${res.status} ${JSON.stringify(body)}`)
+  if (process.env.BENCH_SQL === '1' && !printed.has(JSON.stringify(metric))) {
+    printed.add(JSON.stringify(metric))
+    process.stdout.write(`\n-- generated ClickHouse SQL\n${body.clickhouse_sql}\n`)
+  }
   const rows = [body.baseline, ...body.variant_results].map((v) => `${v.key} ${v.number_of_samples}/${v.sum}`)
   return { ms: performance.now() - t0, answer: rows.sort().join(', ') }
 }

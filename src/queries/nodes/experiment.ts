@@ -80,13 +80,17 @@ export function sourceCondition(source: unknown, attr: string): string {
 /** How one source turns its events into one value per entity. */
 interface SourcePlan {
   condition: string
-  /** per-event value column (numeric) */
+  /** per-event column kept in the entity's array: a number for values, a string key for distinct counts */
   value: string
-  /** per-event key for distinct counts, or undefined */
-  key?: string
-  /** the per-entity aggregate given the event column names and the counting condition */
-  aggregate(value: string, key: string, when: string): string
+  /** the per-entity value from `pairs`, the entity's (timestamp, value) tuples inside the window */
+  aggregate(pairs: string): string
 }
+
+const sumOf = (pairs: string) => `arraySum(x -> x.2, ${pairs})`
+const countOf = (pairs: string) => `length(${pairs})`
+/** avg, min and max of no events are 0, as PostHog's per-entity aggregates give for an entity without any */
+const guarded = (fn: 'avg' | 'min' | 'max') => (pairs: string) =>
+  `if(empty(${pairs}), 0, array${fn[0].toUpperCase()}${fn.slice(1)}(x -> x.2, ${pairs}))`
 
 function sourcePlan(source: unknown, attr: string): SourcePlan {
   const condition = sourceCondition(source, attr)
@@ -99,17 +103,14 @@ function sourcePlan(source: unknown, attr: string): SourcePlan {
     }
     return `ifNull(toFloat(properties[${literal(node.math_property)}]), 0)`
   }
-  const guarded = (fn: string) => (value: string, _key: string, when: string) =>
-    `if(countIf(${when}) = 0, 0, ${fn}If(${value}, ${when}))`
   const distinct = (key: string): SourcePlan => ({
     condition,
-    value: '0',
-    key,
-    aggregate: (_value, k, when) => `uniqExactIf(${k}, ${when} AND ${k} != '')`,
+    value: key,
+    aggregate: (pairs) => `length(arrayDistinct(arrayFilter(k -> k != '', arrayMap(x -> x.2, ${pairs}))))`,
   })
   switch (math) {
     case 'sum':
-      return { condition, value: property(), aggregate: (v, _k, when) => `sumIf(${v}, ${when})` }
+      return { condition, value: property(), aggregate: sumOf }
     case 'avg':
     case 'min':
     case 'max':
@@ -132,20 +133,15 @@ function sourcePlan(source: unknown, attr: string): SourcePlan {
       // `sum(x)`, `avg(x)`… aggregate x per entity; any other expression is summed over the entity's events.
       const call = /^\s*(sum|avg|min|max|count)\s*\(([\s\S]*)\)\s*$/i.exec(node.math_hogql)
       if (call && call[1].toLowerCase() !== 'count') {
-        const fn = call[1].toLowerCase()
+        const fn = call[1].toLowerCase() as 'sum' | 'avg' | 'min' | 'max'
         const value = `ifNull(toFloat(${call[2]}), 0)`
-        if (fn === 'sum') return { condition, value, aggregate: (v, _k, when) => `sumIf(${v}, ${when})` }
-        return { condition, value, aggregate: guarded(fn) }
+        return { condition, value, aggregate: fn === 'sum' ? sumOf : guarded(fn) }
       }
-      if (call) return { condition, value: '1', aggregate: (v, _k, when) => `sumIf(${v}, ${when})` }
-      return {
-        condition,
-        value: `ifNull(toFloat(${node.math_hogql}), 0)`,
-        aggregate: (v, _k, when) => `sumIf(${v}, ${when})`,
-      }
+      if (call) return { condition, value: '1', aggregate: countOf }
+      return { condition, value: `ifNull(toFloat(${node.math_hogql}), 0)`, aggregate: sumOf }
     }
     default:
-      return { condition, value: '1', aggregate: (v, _k, when) => `sumIf(${v}, ${when})` }
+      return { condition, value: '1', aggregate: countOf }
   }
 }
 
@@ -228,16 +224,24 @@ export function buildExperimentQuery(
   }
   const variantList = subject.variants.map(literal).join(', ')
   const firstSeen = criteria.multiple_variant_handling === 'first_seen'
-  const isExposure = `(${exposureCondition}) AND timestamp < ${to} AND ${variantExpr} IN (${variantList})`
+  const isVariant = `${variantExpr} IN (${variantList})`
+  const isExposure = `(${exposureCondition}) AND timestamp < ${to} AND ${isVariant}`
   // Metric events: every event of every source, flagged per source.
   const window = windowSeconds(metric)
   const eventsTo = window === NO_WINDOW ? to : `${to} + toIntervalSecond(${window})`
-  const inWindow =
-    'ev.ts >= ev.first_exposure_time' +
-    (window === NO_WINDOW ? '' : ` AND ev.ts < ev.last_exposure_time + toIntervalSecond(${window})`)
+  /** Whether the entity's event tuple `x` (its time first) counts: from the first exposure on, within the window. */
+  const inWindow = (x: string) =>
+    `${x}.1 >= first_exposure_time` +
+    (window === NO_WINDOW ? '' : ` AND ${x}.1 < last_exposure_time + toIntervalSecond(${window})`)
+  const windowed = (events: string) => `arrayFilter(x -> ${inWindow('x')}, ${events})`
 
+  /** per-event columns beside the entity, time and exposure */
   let eventColumns: string[]
+  /** which events are metric events */
   let conditions: string[]
+  /** per-entity arrays of the metric events (time first), built in the same pass as the exposures */
+  let arrays: string[]
+  /** per-entity values, computed on those arrays */
   let perEntity: string[]
   let variantColumns: string[]
   if (type === 'mean' || type === 'ratio') {
@@ -246,14 +250,9 @@ export function buildExperimentQuery(
         ? [sourcePlan(metric.source, 'metric__source')]
         : [sourcePlan(metric.numerator, 'metric__numerator'), sourcePlan(metric.denominator, 'metric__denominator')]
     conditions = sources.map((s) => s.condition)
-    eventColumns = sources.flatMap((s, i) => [
-      `if(${s.condition}, 1, 0) AS m${i}`,
-      `${s.value} AS v${i}`,
-      `${s.key ?? "''"} AS k${i}`,
-    ])
-    perEntity = sources.map(
-      (s, i) => `toFloat(${s.aggregate(`ev.v${i}`, `ev.k${i}`, `${inWindow} AND ev.m${i} = 1`)}) AS value${i}`,
-    )
+    eventColumns = sources.flatMap((s, i) => [`if(${s.condition}, 1, 0) AS m${i}`, `${s.value} AS v${i}`])
+    arrays = sources.map((_, i) => `groupArrayIf(tuple(ts, v${i}), m${i} = 1) AS evs${i}`)
+    perEntity = sources.map((s, i) => `toFloat(${s.aggregate(windowed(`evs${i}`))}) AS value${i}`)
     let value = 'value0'
     if (type === 'mean' && bounds) value = `least(greatest(value0, ${bounds.lower}), ${bounds.upper})`
     variantColumns = ['count() AS n', `sum(${value}) AS s`, `sum(pow(${value}, 2)) AS ss`]
@@ -274,6 +273,7 @@ export function buildExperimentQuery(
     }
     const steps = metric.series.map((s, i) => sourceCondition(s, `metric__series__${i}`))
     const k = steps.length
+    arrays = ['groupArrayIf(tuple(ts, bits), is_metric = 1) AS evs']
     let reached: string
     if (order === 'strict') {
       // PostHog's strict funnel (the funnel UDF's strict mode, the exposure prepended as step 0): over the entity's
@@ -281,10 +281,9 @@ export function buildExperimentQuery(
       // whose previous step it follows within the conversion window (counted from the attempt's exposure); and
       // after each event, every step the event does not match is cleared — any other exposure or step event
       // between two steps breaks the sequence. The level is the highest metric step any attempt reached.
-      const exposed = `(${exposureCondition}) AND ${variantExpr} IN (${variantList}) AND timestamp < ${to}`
-      conditions = [exposed, ...steps]
+      conditions = [isExposure, ...steps]
       eventColumns = [
-        `(if(${exposed}, 1, 0) + ${steps.map((c, i) => `if(${c}, ${2 ** (i + 1)}, 0)`).join(' + ')}) AS bits`,
+        `(if(${isExposure}, 1, 0) + ${steps.map((c, i) => `if(${c}, ${2 ** (i + 1)}, 0)`).join(' + ')}) AS bits`,
       ]
       const prev = (i: number) => `arrayElement(acc.1, ${i})`
       const follows = (i: number) =>
@@ -298,7 +297,7 @@ export function buildExperimentQuery(
       ]
       // Float throughout: the fold's accumulator must keep one type (HogQL's toInt/toFloat are nullable casts)
       const best = `arrayMax([acc.2, ${['if(bitTest(x.2, 0), 0., -1.)', ...steps.map((_, j) => `if(${follows(j + 1)}, ${j + 1}., -1.)`)].join(', ')}])`
-      const events = `arraySort(t -> t.1, groupArray(tuple(toUnixTimestamp64Milli(ev.ts) / 1000, ev.bits)))`
+      const events = 'arraySort(t -> t.1, arrayMap(t -> tuple(toUnixTimestamp64Milli(t.1) / 1000, t.2), evs))'
       reached = `greatest(arrayFold((acc, x) -> tuple([${entered.join(', ')}], ${best}), ${events}, tuple(arrayWithConstant(${k + 1}, -1.), -1.)).2, 0)`
     } else {
       conditions = steps
@@ -306,8 +305,8 @@ export function buildExperimentQuery(
       reached =
         order === 'ordered'
           ? `arrayFold((acc, x) -> if(acc < ${k} AND bitTest(x, acc), acc + 1, acc), ` +
-            `arrayMap(t -> t.2, arraySort(t -> t.1, groupArrayIf(tuple(toUnixTimestamp64Milli(ev.ts), ev.bits), ${inWindow}))), toInt(0))`
-          : `bitCount(groupBitOrIf(ev.bits, ${inWindow}))`
+            `arrayMap(t -> t.2, arraySort(t -> toUnixTimestamp64Milli(t.1), ${windowed('evs')})), toInt(0))`
+          : `bitCount(arrayFold((acc, x) -> bitOr(acc, x.2), ${windowed('evs')}, toInt(0)))`
     }
     perEntity = [`toInt(${reached}) AS level`]
     variantColumns = [
@@ -341,16 +340,14 @@ export function buildExperimentQuery(
     }
     conditions = [start, completion]
     eventColumns = [`if(${start}, 1, 0) AS m0`, `if(${completion}, 1, 0) AS m1`]
-    const startAt =
-      metric.start_handling === 'last_seen'
-        ? `maxIf(ev.ts, ${inWindow} AND ev.m0 = 1)`
-        : `minIf(ev.ts, ${inWindow} AND ev.m0 = 1)`
-    const startedAt = `countIf(${inWindow} AND ev.m0 = 1) > 0`
-    const lo = `${startAt} + toIntervalSecond(${windowStart * UNIT_SECONDS[unit]})`
-    const hi = `${startAt} + toIntervalSecond(${windowEnd * UNIT_SECONDS[unit]})`
+    arrays = ['groupArrayIf(tuple(ts, m0, m1), is_metric = 1) AS evs']
+    const starts = `arrayFilter(x -> ${inWindow('x')} AND x.2 = 1, evs)`
+    const lo = `start_at + toIntervalSecond(${windowStart * UNIT_SECONDS[unit]})`
+    const hi = `start_at + toIntervalSecond(${windowEnd * UNIT_SECONDS[unit]})`
     perEntity = [
-      `if(${startedAt}, 1, 0) AS value1`,
-      `if(${startedAt} AND arrayExists(x -> x >= ${lo} AND x < ${hi}, groupArrayIf(ev.ts, ev.m1 = 1)), 1, 0) AS value0`,
+      `${metric.start_handling === 'last_seen' ? 'arrayMax' : 'arrayMin'}(x -> x.1, ${starts}) AS start_at`,
+      `if(notEmpty(${starts}), 1, 0) AS value1`,
+      `if(notEmpty(${starts}) AND arrayExists(c -> c.3 = 1 AND c.1 >= ${lo} AND c.1 < ${hi}, evs), 1, 0) AS value0`,
     ]
     variantColumns = [
       'count() AS n',
@@ -361,28 +358,24 @@ export function buildExperimentQuery(
       'sum(value0 * value1) AS ps',
     ]
   }
-  // One read of the events: each entity's exposures (variant, first and last exposure) and its metric events, kept
-  // as arrays, then unrolled beside the entity's exposure for the per-entity aggregates above (an entity without
-  // metric events keeps one row of default values, as an outer join would give it). A join of exposures with
-  // metric events read separately reads the table twice and hashes every metric event.
-  const names = eventColumns.map((c) => c.slice(c.lastIndexOf(' AS ') + 4))
+  // One read of the events and one grouping per entity: its variant, first and last exposure, and its metric
+  // events kept as arrays, on which the per-entity values above are computed (an entity without metric events has
+  // empty arrays). The read's condition names each event kind with `event = …` only (the exposure's time bound is
+  // in `is_exposure`), so the compiler can hand the event names to the table's read and the join to the persons'
+  // distinct ids sees only those events.
+  const entityColumn = subject.groupTypeIndex === null ? entity : `toString(${entity})`
   const read =
-    `SELECT toString(${entity}) AS entity_id, timestamp AS ts, if(${isExposure}, 1, 0) AS is_exposure, ` +
-    `${variantExpr} AS variant_raw, if(${conditions.map((c) => `(${c})`).join(' OR ')}, 1, 0) AS is_metric, ` +
-    `${eventColumns.join(', ')} FROM events ` +
-    `WHERE (${[isExposure, ...conditions].map((c) => `(${c})`).join(' OR ')}) ` +
-    `AND timestamp >= ${from} AND timestamp < ${eventsTo} AND toString(${entity}) != ''`
+    `SELECT ${entityColumn} AS entity_id, timestamp AS ts, if(${isExposure}, 1, 0) AS is_exposure, ` +
+    `if(is_exposure = 1, ${variantExpr}, '') AS variant_raw, ` +
+    `if(${conditions.map((c) => `(${c})`).join(' OR ')}, 1, 0) AS is_metric, ${eventColumns.join(', ')} FROM events ` +
+    `WHERE (${[`(${exposureCondition}) AND ${isVariant}`, ...conditions.filter((c) => c !== isExposure)].map((c) => `(${c})`).join(' OR ')}) ` +
+    `AND timestamp >= ${from} AND timestamp < ${eventsTo}` +
+    (subject.groupTypeIndex === null ? '' : ` AND ${entityColumn} != ''`)
   const perEntityEvents =
     `SELECT entity_id, ${firstSeen ? 'argMinIf(variant_raw, ts, is_exposure = 1)' : `if(uniqExactIf(variant_raw, is_exposure = 1) > 1, '${MULTIPLE}', anyIf(variant_raw, is_exposure = 1))`} AS variant, ` +
     'minIf(ts, is_exposure = 1) AS first_exposure_time, maxIf(ts, is_exposure = 1) AS last_exposure_time, ' +
-    `groupArrayIf(tuple(ts, ${names.join(', ')}), is_metric = 1) AS evs ` +
-    `FROM (${read}) GROUP BY entity_id HAVING countIf(is_exposure = 1) > 0`
-  const unrolled =
-    'SELECT entity_id, variant, first_exposure_time, last_exposure_time, e.1 AS ts' +
-    `${names.map((n, i) => `, e.${i + 2} AS ${n}`).join('')} FROM (${perEntityEvents}) LEFT ARRAY JOIN evs AS e`
-  const entities =
-    `SELECT ev.variant AS variant, ev.entity_id AS entity_id, ${perEntity.join(', ')} ` +
-    `FROM (${unrolled}) AS ev GROUP BY ev.variant, ev.entity_id`
+    `${arrays.join(', ')} FROM (${read}) GROUP BY entity_id HAVING countIf(is_exposure = 1) > 0`
+  const entities = `SELECT variant, entity_id, ${perEntity.join(', ')} FROM (${perEntityEvents})`
   const hogql = `SELECT variant, ${variantColumns.join(', ')} FROM (${entities}) WHERE variant != '${MULTIPLE}' GROUP BY variant`
   let boundsHogql: string | undefined
   if (type === 'mean' && !bounds && (metric.lower_bound_percentile != null || metric.upper_bound_percentile != null)) {
