@@ -10,7 +10,7 @@ import { literal } from '../filters.js'
 import { funnelActorPaths } from '../nodes/funnels.js'
 import { lifecycleActivity } from '../nodes/lifecycle.js'
 import { pathsActorsSource } from '../nodes/paths.js'
-import { retentionActivity } from '../nodes/retention.js'
+import { retentionActivity, retentionOtherValues } from '../nodes/retention.js'
 import type { HogQLExecutor, NodeRunner, RunContext } from '../runner.js'
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER, breakdownOf, breakdownValueExpr, rawBreakdownExpr } from './breakdown.js'
 import { earliestEvent, type InsightContext, wantsAllTime } from './context.js'
@@ -346,12 +346,12 @@ async function retentionSource(
   if (query.breakdown !== undefined && query.breakdown !== null && activity.dim) {
     const value = Array.isArray(query.breakdown) ? query.breakdown[0] : query.breakdown
     if (value === BREAKDOWN_OTHER) {
-      throw new ValidationError(
-        'The actors of the other breakdown bucket of a retention insight cannot be listed: list a value.',
-        'source__breakdown',
+      // the other bucket: the values the insight folds into it (ranked as the insight ranks them)
+      const others = await retentionOtherValues(activity, ctx, run)
+      conditions.push(
+        others.length === 0 ? 'false' : `breakdown_value IN (${others.map((v) => literal(v)).join(', ')})`,
       )
-    }
-    conditions.push(`breakdown_value = ${literal(String(value ?? ''))}`)
+    } else conditions.push(`breakdown_value = ${literal(String(value ?? ''))}`)
   }
   return {
     hogql:

@@ -203,6 +203,38 @@ export async function retentionActivity(
   return { activity, perActor, bd, dim, breakdown, sampling, n, lookahead, cohorts, periodName, groupIndex }
 }
 
+/**
+ * PostHog's ranking of retention breakdown values: by their cohorts' total size (the actors at interval 0 of every
+ * cohort), then by value; past `limit` they fold into the other bucket.
+ */
+export function rankBreakdownValues(sizes: Map<string, number>, limit: number): { kept: string[]; others: string[] } {
+  const keys = [...sizes.keys()].sort(
+    (a, b) => (sizes.get(b) as number) - (sizes.get(a) as number) || (a < b ? -1 : a > b ? 1 : 0),
+  )
+  return { kept: keys.slice(0, limit), others: keys.slice(limit) }
+}
+
+/** The breakdown values a retention insight folds into its other bucket (none without a breakdown). */
+export async function retentionOtherValues(
+  activity: Awaited<ReturnType<typeof retentionActivity>>,
+  ctx: RunContext,
+  run: HogQLExecutor,
+): Promise<string[]> {
+  if (!activity.dim || activity.breakdown.kind !== 'values') return []
+  const executed = await run(
+    'SELECT breakdown_value, start_index, count(DISTINCT actor_id) FROM (' +
+      `${activity.perActor}) WHERE intervals_from_base = 0 GROUP BY breakdown_value, start_index LIMIT 100000`,
+    ctx,
+  )
+  const sizes = new Map<string, number>()
+  for (const [value, index, count] of executed.rows) {
+    if (Number(index) < 0 || Number(index) >= activity.n) continue
+    const scaled = activity.sampling === undefined ? Number(count) : Math.round(Number(count) / activity.sampling)
+    sizes.set(String(value), (sizes.get(String(value)) ?? 0) + scaled)
+  }
+  return rankBreakdownValues(sizes, activity.breakdown.limit).others
+}
+
 export function createRetentionRunner(deps: InsightDeps): NodeRunner {
   return async (node, ctx, run) => {
     const started = performance.now()
@@ -239,14 +271,12 @@ export function createRetentionRunner(deps: InsightDeps): NodeRunner {
     }
     let keys = [...counts.keys()]
     if (dim && breakdown.kind === 'values') {
-      // ranked by cohort sizes, then value; past the limit into the other bucket
       const size = (key: string) => (counts.get(key) as number[][]).reduce((s, r) => s + r[0], 0)
-      keys.sort((a, b) => size(b) - size(a) || (a < b ? -1 : a > b ? 1 : 0))
-      const others = keys.slice(breakdown.limit)
-      keys = keys.slice(0, breakdown.limit)
-      if (others.length > 0) {
+      const ranked = rankBreakdownValues(new Map(keys.map((k) => [k, size(k)])), breakdown.limit)
+      keys = ranked.kept
+      if (ranked.others.length > 0) {
         const other = cell(BREAKDOWN_OTHER)
-        for (const key of others) {
+        for (const key of ranked.others) {
           const grid = counts.get(key) as number[][]
           grid.forEach((r, i) => {
             r.forEach((c, k) => {
