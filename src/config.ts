@@ -1,5 +1,6 @@
 import os from 'node:os'
 import path from 'node:path'
+import { CLUSTER_NAME } from './storage/events/schema.js'
 import type { EngineSettings } from './storage/events/types.js'
 
 export interface Config {
@@ -10,6 +11,8 @@ export interface Config {
   databaseUrl: string
   /** `chdb:<dir>` or `http(s)://…` */
   clickhouseUrl: string
+  /** Spread the event store over this ClickHouse cluster (ON CLUSTER DDL, sharded events): server mode only. */
+  clickhouseCluster?: string
   siteUrl: string
   smtpUrl: string | undefined
   /** Sender of every mail (EMAIL_FROM). */
@@ -106,6 +109,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^(chdb:|https?:\/\/)/.test(clickhouseUrl)) {
     throw new ConfigError(`CLICKHOUSE_URL must start with http://, https:// or chdb:, got "${clickhouseUrl}"`)
   }
+  const clickhouseCluster = env.CLICKHOUSE_CLUSTER || undefined
+  if (clickhouseCluster && clickhouseUrl.startsWith('chdb:')) {
+    throw new ConfigError('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL to name a ClickHouse server (http:// or https://)')
+  }
+  if (clickhouseCluster && !CLUSTER_NAME.test(clickhouseCluster)) {
+    throw new ConfigError(
+      `CLICKHOUSE_CLUSTER must be a cluster name from the server's remote_servers (letters, digits, _ . -), got "${clickhouseCluster}"`,
+    )
+  }
 
   const siteUrl = (env.SITE_URL || `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(/\/$/, '')
   try {
@@ -131,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl,
     clickhouseUrl,
+    clickhouseCluster,
     siteUrl,
     smtpUrl,
     emailFrom: env.EMAIL_FROM || `Burrow <noreply@${new URL(siteUrl).hostname}>`,

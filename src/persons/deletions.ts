@@ -8,6 +8,7 @@
 import crypto from 'node:crypto'
 import type { Kysely, Transaction } from 'kysely'
 import { type JobLeases, runClaimed } from '../jobs/leases.js'
+import { eventsMutationTarget } from '../storage/events/schema.js'
 import type { EventStore } from '../storage/events/types.js'
 
 export type PersonDeletionTables = {
@@ -45,7 +46,7 @@ export interface DeletionRequest {
 
 export function createPersonDeletions(deps: {
   db: Kysely<any>
-  events: Pick<EventStore, 'exec'>
+  events: Pick<EventStore, 'exec' | 'cluster'>
   /** Resolves once every acknowledged capture is in the event store (so the deletion sees it). */
   flushPending: () => Promise<void>
   leases: JobLeases
@@ -77,7 +78,7 @@ export function createPersonDeletions(deps: {
       await deps.flushPending()
       if (distinctIds.length > 0 && Number(current.delete_events) === 1) {
         await deps.events.exec(
-          `DELETE FROM events
+          `DELETE FROM ${eventsMutationTarget(deps.events.cluster)}
            WHERE team_id = {team:Int64} AND distinct_id IN {ids:Array(String)} AND created_at <= {until:DateTime64(6)}`,
           { params: { team, ids: distinctIds, until: chTime(current.requested_at) }, settings, signal },
         )

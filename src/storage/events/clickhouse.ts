@@ -12,9 +12,13 @@ interface JsonCompact {
  * A ClickHouse server or cluster over HTTP: a thin adapter, the same SQL as the embedded engine. `client` passes
  * options through to `@clickhouse/client` (TLS, timeouts, or another `connection` such as chDB's).
  */
-export function createClickHouseEventStore(url: string, client: ClickHouseClientConfigOptions = {}): EventStore {
+export function createClickHouseEventStore(
+  url: string,
+  client: ClickHouseClientConfigOptions = {},
+  options: { cluster?: string } = {},
+): EventStore {
+  const database = clickHouseDatabase(url)
   const parsed = new URL(url)
-  const database = parsed.pathname.replace(/^\//, '') || 'default'
   const ch = createClient({
     ...client,
     url: `${parsed.protocol}//${parsed.host}`,
@@ -24,12 +28,16 @@ export function createClickHouseEventStore(url: string, client: ClickHouseClient
     clickhouse_settings: {
       output_format_json_quote_64bit_integers: 0,
       date_time_output_format: 'iso',
+      // On a cluster, an insert into the Distributed events table returns once every shard has its rows (not
+      // once they are queued on the node that took them): capture acknowledges only what the shards hold.
+      ...(options.cluster ? { insert_distributed_sync: 1 } : {}),
       ...client.clickhouse_settings,
     },
   })
 
   return {
     kind: 'clickhouse',
+    cluster: options.cluster ? { cluster: options.cluster, database } : undefined,
     async query<Row extends unknown[]>(sql: string, options: EventQueryOptions = {}): Promise<QueryResult<Row>> {
       const result = await ch.query({
         query: sql,
@@ -115,4 +123,9 @@ export function createClickHouseEventStore(url: string, client: ClickHouseClient
       await ch.close()
     },
   }
+}
+
+/** The database a `CLICKHOUSE_URL` names (its path), `default` when it names none. */
+export function clickHouseDatabase(url: string): string {
+  return new URL(url).pathname.replace(/^\//, '') || 'default'
 }

@@ -1,7 +1,7 @@
-import { createClickHouseEventStore } from './clickhouse.js'
+import { clickHouseDatabase, createClickHouseEventStore } from './clickhouse.js'
 import { claimEngineDir } from './engine-dir.js'
 import { type LazyEventStore, lazyEventStore } from './lazy.js'
-import { migrateEventStore } from './schema.js'
+import { CLUSTER_NAME, migrateEventStore } from './schema.js'
 
 export type { EventStoreState, LazyEventStore } from './lazy.js'
 export { migrateEventStore } from './schema.js'
@@ -18,6 +18,8 @@ export interface EventStoreOptions {
   migrate?: boolean
   /** Told of each failed opening (it is retried). */
   onOpenError?: (err: unknown) => void
+  /** A ClickHouse server only: the cluster the tables are spread over (see schema.ts, `eventStoreDdl`). */
+  cluster?: string
 }
 
 /**
@@ -29,7 +31,7 @@ export function openEventStore(url: string, options: EventStoreOptions = {}): La
   const migrated = async <S extends Parameters<typeof migrateEventStore>[0]>(store: S): Promise<S> => {
     if (!options.migrate) return store
     try {
-      await migrateEventStore(store)
+      await migrateEventStore(store, store.cluster)
       return store
     } catch (err) {
       await store.close().catch(() => undefined)
@@ -52,7 +54,11 @@ export function openEventStore(url: string, options: EventStoreOptions = {}): La
       { onOpenError: options.onOpenError },
     )
   }
-  return lazyEventStore('clickhouse', async () => migrated(createClickHouseEventStore(url)), {
-    onOpenError: options.onOpenError,
-  })
+  if (options.cluster && !CLUSTER_NAME.test(options.cluster)) throw new Error(`not a cluster name: ${options.cluster}`)
+  const cluster = options.cluster ? { cluster: options.cluster, database: clickHouseDatabase(url) } : undefined
+  return lazyEventStore(
+    'clickhouse',
+    async () => migrated(createClickHouseEventStore(url, {}, { cluster: options.cluster })),
+    { onOpenError: options.onOpenError, cluster },
+  )
 }

@@ -21,7 +21,11 @@ export interface LazyEventStore extends EventStore {
 export function lazyEventStore(
   kind: EventStore['kind'],
   open: () => Promise<EventStore>,
-  options: { retryDelaysMs?: readonly number[]; onOpenError?: (err: unknown) => void } = {},
+  options: {
+    retryDelaysMs?: readonly number[]
+    onOpenError?: (err: unknown) => void
+    cluster?: EventStore['cluster']
+  } = {},
 ): LazyEventStore {
   const retryDelaysMs = options.retryDelaysMs ?? [1_000, 5_000, 30_000]
   let store: EventStore | undefined
@@ -63,6 +67,7 @@ export function lazyEventStore(
 
   return {
     kind,
+    cluster: options.cluster,
     open: async () => {
       await opened()
     },

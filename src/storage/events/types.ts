@@ -1,3 +1,5 @@
+import type { ClusterTarget } from './schema.js'
+
 export interface QueryStatistics {
   elapsedMs: number
   rowsRead: number
@@ -23,6 +25,8 @@ export interface EventQueryOptions {
 /** The event store: ClickHouse SQL over embedded chDB or a ClickHouse server, behind one interface. */
 export interface EventStore {
   readonly kind: 'chdb' | 'clickhouse'
+  /** The ClickHouse cluster the tables are spread over (`CLICKHOUSE_CLUSTER`); none on one node. */
+  readonly cluster?: ClusterTarget
   /** Runs a SELECT and returns its rows in column order. */
   query<Row extends unknown[] = unknown[]>(sql: string, options?: EventQueryOptions): Promise<QueryResult<Row>>
   /** Runs a statement that returns nothing (DDL, ALTER, OPTIMIZE). */
