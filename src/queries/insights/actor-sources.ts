@@ -12,7 +12,16 @@ import { lifecycleActivity } from '../nodes/lifecycle.js'
 import { pathsActorsSource } from '../nodes/paths.js'
 import { retentionActivity, retentionOtherValues } from '../nodes/retention.js'
 import type { HogQLExecutor, NodeRunner, RunContext } from '../runner.js'
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER, breakdownOf, breakdownValueExpr, rawBreakdownExpr } from './breakdown.js'
+import {
+  BREAKDOWN_NULL,
+  BREAKDOWN_OTHER,
+  type BreakdownDim,
+  breakdownOf,
+  breakdownValueExpr,
+  histogramExpr,
+  histogramQuantilesExpr,
+  rawBreakdownExpr,
+} from './breakdown.js'
 import { earliestEvent, type InsightContext, wantsAllTime } from './context.js'
 import {
   bucketKey,
@@ -118,11 +127,55 @@ function periodOf(source: Record<string, unknown>, current: ResolvedRange, compa
     : previousPeriod(current)
 }
 
+/** PostHog's breakdown value for "every value" of a numeric breakdown: no condition. */
+const NUMERIC_ALL_VALUES = '["",""]'
+
+/** A histogram bin label `[lo,hi]` (numbers), PostHog's null or other bucket, or its every-value placeholder. */
+function checkBinLabel(value: unknown): void {
+  if (value === BREAKDOWN_NULL || value === BREAKDOWN_OTHER || value === NUMERIC_ALL_VALUES) return
+  let bounds: unknown
+  try {
+    bounds = typeof value === 'string' && value.startsWith('[') ? JSON.parse(value) : undefined
+  } catch {
+    bounds = undefined
+  }
+  if (!Array.isArray(bounds) || bounds.length !== 2 || bounds.some((b) => typeof b !== 'number')) {
+    throw new ValidationError(
+      'Breakdown value must be a valid JSON array or custom bin string. ' +
+        'Breakdown value must contain valid float or int values if the the bin count is selected.',
+      'source__breakdown',
+    )
+  }
+}
+
+/**
+ * The expression giving a data point's breakdown value of one dimension: its text, or for histogram bins the bin
+ * label, binned over the same edges as the insight (the quantiles of the series' values in the period).
+ */
+async function breakdownDimExpr(
+  dim: BreakdownDim,
+  edgesWhere: string,
+  ctx: RunContext,
+  run: HogQLExecutor,
+): Promise<string> {
+  const raw = rawBreakdownExpr(dim)
+  if (dim.histogramBinCount === undefined) return breakdownValueExpr(raw)
+  const executed = await run(
+    `SELECT ${histogramQuantilesExpr(raw, dim.histogramBinCount)} FROM events WHERE ${edgesWhere}`,
+    ctx,
+  )
+  const row = executed.rows[0]?.[0]
+  const edges = (Array.isArray(row) ? row : []).map(Number).filter(Number.isFinite)
+  return histogramExpr(raw, edges)
+}
+
 /** The condition on one breakdown value of a trends data point (`other`: none of the values shown). */
 async function trendsBreakdownCondition(
   query: Record<string, unknown>,
   source: Record<string, unknown>,
   seriesIndex: number,
+  /** the events whose values set a histogram's bin edges */
+  edgesWhere: string,
   ctx: RunContext,
   run: HogQLExecutor,
   trends: NodeRunner,
@@ -138,17 +191,25 @@ async function trendsBreakdownCondition(
       throw new ValidationError('A cohort breakdown value is a cohort id.', 'source__breakdown')
     return `person_id IN COHORT ${id}`
   }
-  if (spec.dims.some((d) => d.histogramBinCount !== undefined)) {
-    throw new ValidationError('The actors of a histogram breakdown bin cannot be listed.', 'source__breakdown')
-  }
   const values = Array.isArray(value) ? value : [value]
   if (values.length !== spec.dims.length) {
     throw new ValidationError(`The breakdown value needs ${spec.dims.length} part(s).`, 'source__breakdown')
   }
-  const exprs = spec.dims.map((d) => breakdownValueExpr(rawBreakdownExpr(d)))
+  spec.dims.forEach((d, i) => {
+    if (d.histogramBinCount !== undefined) checkBinLabel(values[i])
+  })
+  const exprs: string[] = []
+  for (const d of spec.dims) exprs.push(await breakdownDimExpr(d, edgesWhere, ctx, run))
   const isOther = values.every((v) => v === BREAKDOWN_OTHER)
   if (!isOther) {
-    return and(exprs.map((e, i) => `${e} = ${literal(values[i] === null ? BREAKDOWN_NULL : String(values[i]))}`))
+    return and(
+      exprs.map((e, i) =>
+        // a numeric breakdown's every-value placeholder selects every value
+        spec.dims[i].histogramBinCount !== undefined && values[i] === NUMERIC_ALL_VALUES
+          ? undefined
+          : `${e} = ${literal(values[i] === null ? BREAKDOWN_NULL : String(values[i]))}`,
+      ),
+    )
   }
   // the other bucket: every value the insight does not show on its own (as the insight ranks them)
   const response = await trends({ ...source, kind: 'TrendsQuery' }, ctx, run)
@@ -210,7 +271,14 @@ async function trendsSource(
   const within = (field: string) =>
     and([...lower.map((l) => `${field} >= ${l}`), ...upper.map((u) => `${field} ${u.op} ${u.at}`)])
   const shared = sharedCondition(source, insight.testAccountFilters)
-  const breakdown = await trendsBreakdownCondition(query, source, index, ctx, run, trends)
+  const edgesWhere = and([
+    seriesEventCondition(s),
+    seriesPropertyCondition(s),
+    shared,
+    `timestamp >= ${bounds.from}`,
+    `timestamp <= ${bounds.to}`,
+  ])
+  const breakdown = await trendsBreakdownCondition(query, source, index, edgesWhere, ctx, run, trends)
   const where = and([
     seriesEventCondition(s),
     seriesPropertyCondition(s),
