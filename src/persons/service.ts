@@ -13,6 +13,7 @@ import type { CommitBatch } from '../ingest/committer.js'
 import { literal, propertiesToHogQL } from '../queries/filters.js'
 import type { HogQLExecutor, RunContext } from '../queries/runner.js'
 import type { PersonDeletions } from './deletions.js'
+import { cheapCondition, type PersonListConditions, personListHogQL } from './list-query.js'
 import type { Person, PersonDeletion, PersonListQuery } from './schemas.js'
 import type { PersonRow, PersonStore } from './store.js'
 
@@ -141,32 +142,43 @@ export function createPersonService(deps: {
     return found.map((id) => toPerson(rows.get(id) as PersonRow, distinctIds.get(id) ?? []))
   }
 
-  /** The HogQL conditions of a list request, over `persons`. */
-  function conditions(query: PersonListQuery): string[] {
-    const where: string[] = []
+  /** The HogQL conditions of a list request, over `raw_persons` (see list-query.ts). */
+  function conditions(query: PersonListQuery): PersonListConditions {
+    const rows: string[] = []
+    const cheap: string[] = []
+    const ids: string[] = []
     const byDistinctId = (id: string) =>
       `id IN (SELECT person_id FROM person_distinct_ids WHERE distinct_id = ${literal(id)})`
     if (query.properties !== undefined) {
       let expr: string | undefined
+      const filters = parseFilters(query.properties, 'properties')
       try {
-        expr = propertiesToHogQL(parseFilters(query.properties, 'properties'), 'persons')
+        expr = propertiesToHogQL(filters, 'persons')
       } catch (error) {
         if (error instanceof ValidationError) throw new ValidationError(error.detail, 'properties', error.code)
         throw error
       }
-      if (expr) where.push(expr)
+      if (expr) {
+        rows.push(expr)
+        const necessary = cheapCondition(filters)
+        if (necessary) cheap.push(necessary)
+      }
     }
-    if (query.email !== undefined) where.push(`properties.email = ${literal(query.email)}`)
-    if (query.distinct_id !== undefined) where.push(byDistinctId(query.distinct_id))
-    if (query.cohort !== undefined) where.push(`id IN COHORT ${query.cohort}`)
+    if (query.email !== undefined) {
+      rows.push(`properties.email = ${literal(query.email)}`)
+      const necessary = cheapCondition({ key: 'email', value: query.email })
+      if (necessary) cheap.push(necessary)
+    }
+    if (query.distinct_id !== undefined) ids.push(byDistinctId(query.distinct_id))
+    if (query.cohort !== undefined) ids.push(`id IN COHORT ${query.cohort}`)
     const search = query.search?.trim()
     if (search) {
       const pattern = literal(`%${likeEscaped(search)}%`)
       const parts = [`properties.email ILIKE ${pattern}`, `properties.name ILIKE ${pattern}`, byDistinctId(search)]
       if (UUID.test(search)) parts.push(`id = ${literal(search.toLowerCase())}`)
-      where.push(parts.join(' OR '))
+      rows.push(parts.join(' OR '))
     }
-    return where
+    return { rows, cheap, ids }
   }
 
   async function load(teamId: number, idOrUuid: string): Promise<PersonRow> {
@@ -277,17 +289,7 @@ export function createPersonService(deps: {
     async list(team: PersonTeam, query: PersonListQuery, csv: boolean) {
       const limit = csv ? CSV_EXPORT_LIMIT : (query.limit ?? DEFAULT_LIMIT)
       const offset = csv ? 0 : (query.offset ?? 0)
-      const where = conditions(query)
-      // The persons table is each person's latest version, an aggregation over every person of the project; the
-      // ids whose stored rows match at all are found first (a plain scan), so that only those are aggregated —
-      // the outer conditions then check their latest version. (The engine pushes an `id IN` into the grouping.)
-      const prefilter = conditions({ ...query, cohort: undefined })
-      if (prefilter.length > 0) {
-        where.unshift(`id IN (SELECT id FROM raw_persons WHERE ${prefilter.map((w) => `(${w})`).join(' AND ')})`)
-      }
-      const hogql =
-        `SELECT id FROM persons${where.length > 0 ? ` WHERE ${where.map((w) => `(${w})`).join(' AND ')}` : ''}` +
-        ` ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}${offset > 0 ? ` OFFSET ${offset}` : ''}`
+      const hogql = personListHogQL(conditions(query), limit, offset)
       const executed = await deps.execute(hogql, context(team))
       const ids = executed.rows.map((r) => String(r[0]))
       const results = await rowsByIds(team.id, ids.slice(0, limit))
