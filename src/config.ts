@@ -13,6 +13,8 @@ export interface Config {
   clickhouseUrl: string
   /** Spread the event store over this ClickHouse cluster (ON CLUSTER DDL, sharded events): server mode only. */
   clickhouseCluster?: string
+  /** Changes told to the other processes through Redis pub/sub instead of PostgreSQL's NOTIFY. */
+  redisUrl?: string
   siteUrl: string
   smtpUrl: string | undefined
   /** Sender of every mail (EMAIL_FROM). */
@@ -126,6 +128,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`SITE_URL must be an absolute URL, got "${siteUrl}"`)
   }
 
+  const redisUrl = env.REDIS_URL || undefined
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError(`REDIS_URL must start with redis:// or rediss://, got "${redisUrl}"`)
+  }
+
   const smtpUrl = env.SMTP_URL || undefined
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
     throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got "${smtpUrl}"`)
@@ -144,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     clickhouseUrl,
     clickhouseCluster,
+    redisUrl,
     siteUrl,
     smtpUrl,
     emailFrom: env.EMAIL_FROM || `Burrow <noreply@${new URL(siteUrl).hostname}>`,

@@ -8,11 +8,15 @@
  * own cache), so a process that hears it reads the new rows. Notifications missed while the listening connection
  * was down cannot be replayed: on reconnecting, every subscriber is told to drop everything (`{ kind: 'all' }`),
  * and the caches' own time limits remain the last safety net.
+ *
+ * With `REDIS_URL`, the same notifications go through Redis pub/sub instead (channel `burrow_changes`), on one
+ * publishing and one subscribed connection per process; PostgreSQL is then not asked to notify.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import pg from 'pg'
+import { createClient } from 'redis'
 
 export const CHANGES_CHANNEL = 'burrow_changes'
 /** PostgreSQL refuses payloads of 8,000 bytes and more; ours are a few dozen. */
@@ -41,6 +45,8 @@ export interface ChangeBus {
 export interface ChangeBusOptions {
   databaseUrl: string
   db: Kysely<any>
+  /** Redis pub/sub instead of PostgreSQL's NOTIFY. */
+  redisUrl?: string
   onError: (error: unknown) => void
   /** Delay before listening again after the connection dropped. */
   reconnectMs?: number
@@ -71,12 +77,32 @@ export function createChangeBus(options: ChangeBusOptions): ChangeBus {
       }
     }
   }
+  const origin = randomUUID()
+  const reconnectMs = options.reconnectMs ?? 1_000
+  const encode = (change: Change): string => {
+    const payload = JSON.stringify({ origin, change })
+    // Too many distinct ids to name: the team's persons, all of them.
+    if (change.kind === 'persons' && Buffer.byteLength(payload) > MAX_PAYLOAD) {
+      return JSON.stringify({ origin, change: { kind: 'persons', teamId: change.teamId } })
+    }
+    return payload
+  }
+  const receive = (payload: string | undefined) => {
+    if (!payload || payload.length > MAX_PAYLOAD) return
+    let parsed: { origin?: unknown; change?: unknown }
+    try {
+      parsed = JSON.parse(payload)
+    } catch {
+      return
+    }
+    if (parsed.origin === origin || !isChange(parsed.change)) return
+    deliver(parsed.change)
+  }
+  if (options.redisUrl)
+    return redisBus(options.redisUrl, { encode, receive, deliver, listeners, reconnectMs, ...options })
   if (!options.databaseUrl.startsWith('postgres')) {
     return { publish() {}, subscribe: (l) => void listeners.push(l), close: async () => {} }
   }
-
-  const origin = randomUUID()
-  const reconnectMs = options.reconnectMs ?? 1_000
   let client: pg.Client | undefined
   let closed = false
   let timer: NodeJS.Timeout | undefined
@@ -96,15 +122,7 @@ export function createChangeBus(options: ChangeBusOptions): ChangeBus {
       timer = setTimeout(() => void listen(), reconnectMs)
     })
     next.on('notification', (message) => {
-      if (message.channel !== CHANGES_CHANNEL || !message.payload || message.payload.length > MAX_PAYLOAD) return
-      let parsed: { origin?: unknown; change?: unknown }
-      try {
-        parsed = JSON.parse(message.payload)
-      } catch {
-        return
-      }
-      if (parsed.origin === origin || !isChange(parsed.change)) return
-      deliver(parsed.change)
+      if (message.channel === CHANGES_CHANNEL) receive(message.payload)
     })
     try {
       await next.connect()
@@ -125,12 +143,7 @@ export function createChangeBus(options: ChangeBusOptions): ChangeBus {
   return {
     publish(change) {
       if (closed) return
-      let payload = JSON.stringify({ origin, change })
-      // Too many distinct ids to name: the team's persons, all of them.
-      if (change.kind === 'persons' && Buffer.byteLength(payload) > MAX_PAYLOAD) {
-        payload = JSON.stringify({ origin, change: { kind: 'persons', teamId: change.teamId } })
-      }
-      sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`.execute(options.db).catch(options.onError)
+      sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${encode(change)})`.execute(options.db).catch(options.onError)
     },
     subscribe(listener) {
       listeners.push(listener)
@@ -140,6 +153,74 @@ export function createChangeBus(options: ChangeBusOptions): ChangeBus {
       clearTimeout(timer)
       await ready.catch(() => undefined)
       await client?.end().catch(() => undefined)
+    },
+  }
+}
+
+/**
+ * The bus over Redis pub/sub. The client reconnects by itself (and subscribes again); whatever was published while
+ * the subscribed connection was down is lost, so each reconnection tells every subscriber to drop everything. A
+ * change published while this process cannot reach Redis is dropped (the outage is reported; no queue grows); the
+ * other processes' caches then drop it at their time limits.
+ */
+function redisBus(
+  url: string,
+  parts: {
+    encode: (change: Change) => string
+    receive: (payload: string) => void
+    deliver: (change: Change) => void
+    listeners: ((change: Change) => void)[]
+    reconnectMs: number
+    onError: (error: unknown) => void
+  },
+): ChangeBus {
+  let closed = false
+  const options = {
+    url,
+    disableOfflineQueue: true,
+    socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, parts.reconnectMs) },
+  }
+  const publisher = createClient(options)
+  const subscriber = createClient(options)
+  // A connection that drops emits an error at every failed attempt: reported once per outage.
+  for (const client of [publisher, subscriber]) {
+    let reported = false
+    client.on('error', (error) => {
+      if (closed || reported) return
+      reported = true
+      parts.onError(error)
+    })
+    client.on('ready', () => {
+      reported = false
+    })
+  }
+  let everReady = false
+  subscriber.on('ready', () => {
+    if (everReady) parts.deliver({ kind: 'all' })
+    everReady = true
+  })
+  const ready = (async () => {
+    await Promise.all([publisher.connect(), subscriber.connect()])
+    await subscriber.subscribe(CHANGES_CHANNEL, (message) => parts.receive(message))
+  })().catch((error) => {
+    if (!closed) parts.onError(error)
+  })
+  return {
+    publish(change) {
+      if (closed || !publisher.isReady) return
+      publisher.publish(CHANGES_CHANNEL, parts.encode(change)).catch(parts.onError)
+    },
+    subscribe(listener) {
+      parts.listeners.push(listener)
+    },
+    async close() {
+      closed = true
+      for (const client of [subscriber, publisher]) {
+        if (client.isReady) await client.close().catch(() => client.destroy())
+        else if (client.isOpen) client.destroy()
+      }
+      // A first connection still being tried (Redis unreachable) is not waited for past a second.
+      await Promise.race([ready, new Promise((r) => setTimeout(r, 1_000).unref())])
     },
   }
 }
