@@ -9,7 +9,9 @@
  * back to back from 8 clients, and RSS at its peak and again after 30 s idle.
  *
  * Compiled builds compared side by side (A/B, alternating in each run): BENCH_BUILDS="label=dir,label=dir", each
- * dir holding a compiled `main.js` one level under the repository (default: `compiled (npm start)=dist`).
+ * dir holding a compiled `main.js` one level under the repository (default: `compiled (npm start)=dist`). Each
+ * build runs with the Node flags of `npm start` (the "start" script in package.json), or with those written after
+ * a `;` (`label=dir;--max-semi-space-size=64`, or `label=dir;` for none), to compare flags on the same build.
  *
  * Run: `npx tsx bench/footprint.ts` (build first: `npm run build`).
  */
@@ -108,16 +110,30 @@ const record = (name: string, value: number) => {
   results[name].push(value)
 }
 
+/** The Node flags `npm start` runs the server with (those before the start script in package.json). */
+const startFlags = (() => {
+  const script: string = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start
+  const words = script.split(/\s+/)
+  return words
+    .slice(
+      1,
+      words.findIndex((w) => w.endsWith('.mjs') || w.endsWith('.js')),
+    )
+    .filter(Boolean)
+})()
+
 const builds = (process.env.BENCH_BUILDS ?? 'compiled (npm start)=dist').split(',').map((entry) => {
-  const [label, dir] = entry.split('=')
+  const label = entry.slice(0, entry.indexOf('='))
+  const [dir, flags] = entry.slice(entry.indexOf('=') + 1).split(';')
   if (!label || !dir || !fs.existsSync(path.join(root, dir, 'main.js')))
     throw new Error(`no ${dir}/main.js: build first`)
-  return [label, ['--max-semi-space-size=64', `${dir}/main.js`, 'start']] as const
+  const nodeFlags = flags === undefined ? startFlags : flags.split(/\s+/).filter(Boolean)
+  return [label, [...nodeFlags, `${dir}/main.js`, 'start']] as const
 })
 const variants = [
   ...(process.env.BENCH_TSX === '0'
     ? []
-    : [['tsx sources', ['--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'start']] as const]),
+    : [['tsx sources', [...startFlags, '--import', 'tsx', 'src/main.ts', 'start']] as const]),
   ...builds,
 ]
 

@@ -53,6 +53,7 @@ import { authPlugin } from './http/auth.js'
 import { bodyDepthPlugin } from './http/body-depth.js'
 import { answerClientError, answerFrameworkError, installErrorHandling } from './http/error-handler.js'
 import { landingRoutes } from './http/landing.js'
+import { createLazySchemas } from './http/lazy-schemas.js'
 import { loggerOptions } from './http/logging.js'
 import { metricsRoute } from './http/metrics.js'
 import { openapiOptions } from './http/openapi.js'
@@ -298,7 +299,10 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     clock,
   })
 
+  // Route schemas compile on a route's first use, not at start (start time and idle memory, #18).
+  const schemas = createLazySchemas()
   const app = Fastify({
+    schemaController: { compilersFactory: schemas.compilersFactory },
     logger:
       options.logger === false || config.logLevel === 'silent'
         ? false
@@ -660,6 +664,8 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
 
   return {
     app,
+    /** The route schemas' compilers: how many are compiled, and compiling the rest (for tests). */
+    schemas,
     config,
     meta,
     events,

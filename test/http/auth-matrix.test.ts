@@ -37,6 +37,8 @@ describe('auth matrix over every scoped route', () => {
     )
   })
 
+  // Route schemas compile on a route's first call, so this sweep over every route also compiles them all (once
+  // done at start, in the hook): hence more time than the default.
   it('answers 401 without a key, 401 with a bad key, 403 without the scope, and lets a good key through', async () => {
     const scoped = t.burrow.routes.filter((r) => r.scope && r.scope !== SESSION_ONLY && r.scope !== OWN_KEY_ONLY)
     for (const route of scoped) {
@@ -80,7 +82,7 @@ describe('auth matrix over every scoped route', () => {
       })
       expect([401, 403], label).not.toContain(good.statusCode)
     }
-  })
+  }, 120_000)
 
   it('refuses every personal API key on the routes that manage keys, the all-scopes key included', async () => {
     const sessionOnly = t.burrow.routes.filter((r) => r.scope === SESSION_ONLY)
