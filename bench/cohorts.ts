@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/cohorts.ts                                    # 10M events, 100k persons
  *   BENCH_EVENTS=1000000 BENCH_RUNS=5 npx tsx bench/cohorts.ts  # a quick run
+ *   BENCH_SQL=1 BENCH_RUNS=0 …                                  # also prints the generated ClickHouse SQL
  *
  * The hand-written SQL resolves persons as Burrow's answers must (the current person of each distinct id, from
  * person_distinct_ids). Both sides' answers are printed. Goal: each ratio API / SQL ≤ 1.3.
@@ -84,6 +85,7 @@ const created = await fetch(`${url}/api/projects/${team}/cohorts/`, {
 if (created.status !== 201) throw new Error(`cohort: ${created.status} ${await created.text()}`)
 const cohortId = ((await created.json()) as { id: number }).id
 
+const printed = new Set<unknown>()
 async function viaApi(query: Record<string, unknown>, answer: (body: Record<string, unknown>) => string) {
   const t0 = performance.now()
   const res = await fetch(`${url}/api/projects/${team}/query/`, {
@@ -93,6 +95,10 @@ async function viaApi(query: Record<string, unknown>, answer: (body: Record<stri
   })
   const body = (await res.json()) as Record<string, unknown>
   if (res.status !== 200) throw new Error(`${query.kind}: ${res.status} ${JSON.stringify(body)}`)
+  if (process.env.BENCH_SQL === '1' && !printed.has(query)) {
+    printed.add(query)
+    process.stdout.write(`\n-- generated ClickHouse SQL\n${body.clickhouse ?? Object.keys(body).join(', ')}\n`)
+  }
   return { ms: performance.now() - t0, answer: answer(body) }
 }
 

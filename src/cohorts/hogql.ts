@@ -1,7 +1,8 @@
 // A dynamic cohort's definition as one boolean HogQL expression over the `persons` table: person-property filters
 // read the person's properties, cohort references become `id IN COHORT n`, and each behavioural filter becomes
 // `id IN (the persons whose events answer it)`, one grouped pass over the events of the kinds it names. The
-// compiler then adds the project filter to every table. Pure.
+// compiler then adds the project filter to every table; a cohort that is one behavioural filter alone becomes that
+// subquery itself (as PostHog joins persons only for person-property filters). Pure.
 import { ValidationError } from '../http/errors.js'
 import { dateToHogQL, literal, propertiesToHogQL } from '../queries/filters.js'
 

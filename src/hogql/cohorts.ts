@@ -67,6 +67,18 @@ function membersQuery(id: number, cohorts: CohortResolver, path: number[], pos?:
     const detail = error instanceof Error ? error.message : String(error)
     throw new HogQLValidationError(`Cohort ${id} has filters that do not compile: ${detail}`, pos)
   }
+  // One behavioural filter alone (`id IN (SELECT person_id FROM events …)`): its subquery is the member list, with
+  // no pass over persons around it (a query about persons reads them anyway; events name their persons).
+  if (
+    condition.kind === 'CompareOperation' &&
+    condition.op === 'in' &&
+    condition.left.kind === 'Field' &&
+    condition.left.chain.length === 1 &&
+    condition.left.chain[0] === 'id' &&
+    condition.right.kind === 'Select'
+  ) {
+    return expand(condition.right, cohorts, [...path, id])
+  }
   return {
     kind: 'Select',
     select: [field('id')],
