@@ -84,7 +84,7 @@ import { personRoutes } from './persons/routes.js'
 import { createPersonService } from './persons/service.js'
 import { createPersonStore } from './persons/store.js'
 import { projectRoutes } from './projects/routes.js'
-import { createProjectService } from './projects/service.js'
+import { createProjectService, pathCleaningRules } from './projects/service.js'
 import { createProjectStore } from './projects/store.js'
 import { cacheContextLoader } from './queries/cache-context.js'
 import { createInsightRunners } from './queries/nodes/index.js'
@@ -246,7 +246,11 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       const parsed = JSON.parse(project?.test_account_filters ?? '[]')
       if (Array.isArray(parsed)) testAccountFilters = parsed
     } catch {}
-    return { weekStartDay: (project?.week_start_day === 1 ? 1 : 0) as 0 | 1, testAccountFilters }
+    return {
+      weekStartDay: (project?.week_start_day === 1 ? 1 : 0) as 0 | 1,
+      testAccountFilters,
+      pathCleaningFilters: pathCleaningRules(project?.path_cleaning_filters),
+    }
   }
   const cohortLoader = createCohortResolver(stores.cohorts, (teamId) => services.actions.hogql(teamId))
   const experimentSubjects = createExperimentSubjects(createExperimentStore(meta.db), stores.flags)

@@ -45,6 +45,7 @@ export function toProject(row: ProjectRow): Project {
     week_start_day: row.week_start_day === 1 ? 1 : 0,
     test_account_filters: parseFilters(row.test_account_filters),
     person_display_name_properties: parseNames(row.person_display_name_properties),
+    path_cleaning_filters: parseFilters(row.path_cleaning_filters ?? '[]'),
     created_at: row.created_at,
     updated_at: row.updated_at,
   }
@@ -61,6 +62,13 @@ function checkedTestAccountFilters(filters: Record<string, unknown>[]): Record<s
     throw error
   }
   return filters
+}
+
+/** The path cleaning rules a project applies, in the order stored; a rule without a regex cleans nothing. */
+export function pathCleaningRules(text: string | null | undefined): { regex: string; alias: string }[] {
+  return parseFilters(text ?? '[]')
+    .filter((rule) => typeof rule.regex === 'string' && rule.regex !== '')
+    .map((rule) => ({ regex: rule.regex as string, alias: typeof rule.alias === 'string' ? rule.alias : '' }))
 }
 
 export interface Caller {
@@ -125,6 +133,9 @@ export function createProjectService(deps: {
         ...(input.week_start_day !== undefined && { week_start_day: input.week_start_day ?? 0 }),
         ...(input.test_account_filters !== undefined && {
           test_account_filters: JSON.stringify(checkedTestAccountFilters(input.test_account_filters)),
+        }),
+        ...(input.path_cleaning_filters !== undefined && {
+          path_cleaning_filters: JSON.stringify(input.path_cleaning_filters ?? []),
         }),
         ...(input.person_display_name_properties !== undefined && {
           person_display_name_properties:

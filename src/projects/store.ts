@@ -13,7 +13,10 @@ export function createProjectStore(db: Kysely<MetaDatabase>) {
         ? Promise.resolve([] as ProjectRow[])
         : db.selectFrom('projects').selectAll().where('organization_id', 'in', organizationIds).orderBy('id').execute(),
     async insert(
-      row: Omit<ProjectRow, 'id' | 'week_start_day' | 'test_account_filters' | 'person_display_name_properties'>,
+      row: Omit<
+        ProjectRow,
+        'id' | 'week_start_day' | 'test_account_filters' | 'person_display_name_properties' | 'path_cleaning_filters'
+      >,
     ): Promise<ProjectRow> {
       return db.insertInto('projects').values(row).returningAll().executeTakeFirstOrThrow()
     },
@@ -27,6 +30,7 @@ export function createProjectStore(db: Kysely<MetaDatabase>) {
           | 'week_start_day'
           | 'test_account_filters'
           | 'person_display_name_properties'
+          | 'path_cleaning_filters'
           | 'updated_at'
         >
       >,

@@ -1,6 +1,6 @@
 /**
- * What a query's answer depends on besides the query itself, for its cache key: the project's week start and
- * test-account filters (insight settings), and — when the query may refer to them — the project's actions (their
+ * What a query's answer depends on besides the query itself, for its cache key: the project's week start,
+ * test-account filters and (for the nodes that apply them) path cleaning rules (insight settings), and — when the query may refer to them — the project's actions (their
  * HogQL and names) and cohorts (their definitions or static members). Editing any of these gives new keys, so a
  * cached answer computed before the edit is never served after it.
  */
@@ -8,7 +8,9 @@ import crypto from 'node:crypto'
 import type { CohortResolver } from '../hogql/index.js'
 
 export interface CacheContextSources {
-  settings(teamId: number): Promise<{ weekStartDay: 0 | 1; testAccountFilters: unknown[] }>
+  settings(
+    teamId: number,
+  ): Promise<{ weekStartDay: 0 | 1; testAccountFilters: unknown[]; pathCleaningFilters?: unknown[] }>
   /** the project's actions as HogQL, by id */
   actionsHogQL?(teamId: number): Promise<Record<number, string>>
   /** the project's actions' names, by id (they appear in results) */
@@ -47,6 +49,11 @@ export function cacheContextLoader(sources: CacheContextSources) {
     const context: Record<string, unknown> = {
       week_start_day: settings.weekStartDay,
       test_account_filters: digest(settings.testAccountFilters),
+    }
+    // the project's path cleaning rules, for the nodes that apply them
+    const pathsFilter = node.pathsFilter as Record<string, unknown> | null | undefined
+    if (node.doPathCleaning === true || pathsFilter?.pathReplacements === true) {
+      context.path_cleaning_filters = digest(settings.pathCleaningFilters ?? [])
     }
     if (hogql || names) {
       context.actions = digest({

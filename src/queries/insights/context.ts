@@ -1,6 +1,6 @@
 /**
- * What every insight runner reads besides its node: the project's settings (week start, test-account filters),
- * its actions, the clock, and the time of its first event (for `date_from: "all"`).
+ * What every insight runner reads besides its node: the project's settings (week start, test-account filters, path
+ * cleaning rules), its actions, the clock, and the time of its first event (for `date_from: "all"`).
  */
 import type { ExperimentSubject } from '../../experiments/subject.js'
 import type { HogQLExecutor, RunContext } from '../runner.js'
@@ -10,7 +10,9 @@ import type { ActionInfo } from './series.js'
 export interface InsightDeps {
   clock: () => Date
   /** The project's insight settings. */
-  settings(teamId: number): Promise<{ weekStartDay: 0 | 1; testAccountFilters: unknown[] }>
+  settings(
+    teamId: number,
+  ): Promise<{ weekStartDay: 0 | 1; testAccountFilters: unknown[]; pathCleaningFilters?: PathCleaningRule[] }>
   /** The project's live actions, by id. */
   actions(teamId: number): Promise<Map<number, ActionInfo>>
   /** The project's live cohorts' names, by id (labels of cohort breakdowns). */
@@ -19,9 +21,17 @@ export interface InsightDeps {
   experiment?(teamId: number, id: number): Promise<ExperimentSubject | undefined>
 }
 
+/** One of the project's path cleaning rules (PostHog's `path_cleaning_filters`): `regex` matches become `alias`. */
+export interface PathCleaningRule {
+  regex: string
+  alias: string
+}
+
 export interface InsightContext {
   team: InsightTeam
   testAccountFilters: unknown[]
+  /** the project's path cleaning rules, in order */
+  pathCleaningFilters: PathCleaningRule[]
   actions: Map<number, ActionInfo>
   now: Date
 }
@@ -31,6 +41,7 @@ export async function loadInsightContext(ctx: RunContext, deps: InsightDeps): Pr
   return {
     team: { id: ctx.team.id, timezone: ctx.team.timezone, weekStartDay: settings.weekStartDay },
     testAccountFilters: settings.testAccountFilters,
+    pathCleaningFilters: settings.pathCleaningFilters ?? [],
     actions,
     now: deps.clock(),
   }

@@ -125,7 +125,8 @@ export function pathsPlanOf(node: Record<string, unknown>, insight: InsightConte
       )
     }
   })
-  const cleaning: Cleaning[] = []
+  // the project's rules first (`pathReplacements`), then the query's own, as PostHog chains them
+  const cleaning: Cleaning[] = f.pathReplacements === true ? [...insight.pathCleaningFilters] : []
   if (f.localPathCleaningFilters !== undefined && f.localPathCleaningFilters !== null) {
     if (!Array.isArray(f.localPathCleaningFilters)) {
       throw new ValidationError('Must be a list of {alias, regex}.', 'pathsFilter__localPathCleaningFilters')

@@ -1,12 +1,15 @@
 /**
  * WebStatsTableQuery (hogql.md §4.10; PostHog's `WebStatsTableQueryRunner`): the web analytics dashboard's
- * breakdown tables — top pages, entry and exit pages, referrers, UTM values, browsers, operating systems, device
- * types, countries, regions, cities, languages, timezones — with visitors, views and (optionally) bounce rate per
- * value, each a `[current, previous]` pair, or conversions with a conversion goal. Per session and value first,
- * then per value, as PostHog counts them.
+ * breakdown tables — top pages, entry and exit pages, referrers, channel types, UTM values, browsers, operating
+ * systems, device types, countries, regions, cities, languages, timezones — with visitors, views and (optionally)
+ * bounce rate per value, each a `[current, previous]` pair, or conversions with a conversion goal; and the
+ * frustration table (rage clicks, dead clicks and errors per page). Per session and value first, then per value,
+ * as PostHog counts them. With `doPathCleaning`, page paths go through the project's path cleaning rules.
  */
 import { ValidationError } from '../../http/errors.js'
-import { type InsightDeps, loadInsightContext } from '../insights/context.js'
+import { literal } from '../filters.js'
+import { sessionChannelTypeHogQL } from '../insights/channel-type.js'
+import { type InsightDeps, loadInsightContext, type PathCleaningRule } from '../insights/context.js'
 import { eventsFrom } from '../insights/series.js'
 import { inPeriods, periodPair, samplingRate, unsample, type WebPlan, webPlanOf } from '../insights/web.js'
 import type { NodeRunner } from '../runner.js'
@@ -18,19 +21,34 @@ const MAX_LIMIT = 50_000
 /** PostHog's display for a missing part of a combined UTM value */
 const NULL_DISPLAY = '(none)'
 
-/** Each breakdown's value (HogQL over events and their session) and which rows it keeps. */
-const BREAKDOWNS: Record<string, { value: string; keep: string }> = {
-  Page: { value: 'properties.$pathname', keep: 'breakdown_value IS NOT NULL' },
-  InitialPage: { value: 'session.$entry_pathname', keep: 'breakdown_value IS NOT NULL' },
-  ExitPage: { value: 'session.$end_pathname', keep: 'breakdown_value IS NOT NULL' },
+/** A page path through the project's path cleaning rules, in order (each rule's regex replaced by its alias). */
+export function cleanPath(path: string, rules: PathCleaningRule[]): string {
+  return rules.reduce((expr, rule) => `replaceRegexpAll(${expr}, ${literal(rule.regex)}, ${literal(rule.alias)})`, path)
+}
+
+/**
+ * Each breakdown's value (HogQL over events and their session; `clean` cleans a page path when the query asks for
+ * path cleaning) and which rows it keeps.
+ */
+const BREAKDOWNS: Record<string, { value: string | ((clean: (path: string) => string) => string); keep: string }> = {
+  Page: { value: (clean) => clean('properties.$pathname'), keep: 'breakdown_value IS NOT NULL' },
+  InitialPage: { value: (clean) => clean('session.$entry_pathname'), keep: 'breakdown_value IS NOT NULL' },
+  ExitPage: { value: (clean) => clean('session.$end_pathname'), keep: 'breakdown_value IS NOT NULL' },
   ExitClick: { value: 'session.$last_external_click_url', keep: 'breakdown_value IS NOT NULL' },
   PreviousPage: {
-    value:
-      'multiIf(isNotNull(properties.$prev_pageview_pathname), properties.$prev_pageview_pathname, ' +
+    // the previous page of the same site is a path (cleaned); an external referrer stays whole
+    value: (clean) =>
+      `multiIf(isNotNull(properties.$prev_pageview_pathname), ${clean('properties.$prev_pageview_pathname')}, ` +
       'domain(toString(properties.$current_url)) = domain(toString(properties.$referrer)), ' +
-      'path(toString(properties.$referrer)), properties.$referrer)',
+      `${clean('path(toString(properties.$referrer))')}, properties.$referrer)`,
     keep: 'breakdown_value IS NOT NULL',
   },
+  // PostHog checks for '' too, which a session without entry values may give
+  InitialChannelType: {
+    value: sessionChannelTypeHogQL(),
+    keep: "breakdown_value IS NOT NULL AND breakdown_value != ''",
+  },
+  FrustrationMetrics: { value: (clean) => clean('properties.$pathname'), keep: 'breakdown_value IS NOT NULL' },
   ScreenName: { value: 'properties.$screen_name', keep: 'breakdown_value IS NOT NULL' },
   InitialReferringDomain: { value: 'session.$entry_referring_domain', keep: 'breakdown_value IS NOT NULL' },
   InitialReferringURL: {
@@ -84,19 +102,37 @@ const ORDER_FIELDS: Record<string, string> = {
   ConversionRate: 'conversion_rate',
 }
 
+/** The frustration table's counts: column → the event it counts. */
+const FRUSTRATIONS: [string, string][] = [
+  ['rage_clicks', '$rageclick'],
+  ['dead_clicks', '$dead_click'],
+  ['errors', '$exception'],
+]
+
+/** Counted columns, each a `[current, previous]` pair scaled back from a sample. */
+const PAIR_COLUMNS = new Set([
+  'visitors',
+  'views',
+  'total_conversions',
+  'unique_conversions',
+  ...FRUSTRATIONS.map(([c]) => c),
+])
+
 /** Columns whose fill fraction is their share of the table's total; the others are fractions already. */
 const SHARE_COLUMNS = new Set(['visitors', 'views', 'total_conversions', 'unique_conversions'])
 
 interface TablePlan {
   web: WebPlan
   breakdown: string
+  /** the project's path cleaning rules when the query asks for path cleaning (else none) */
+  cleaning: PathCleaningRule[]
   includeBounceRate: boolean
   limit: number
   offset: number
   order: { column?: string; direction: 'ASC' | 'DESC' }
 }
 
-function tablePlanOf(node: Record<string, unknown>, web: WebPlan): TablePlan {
+function tablePlanOf(node: Record<string, unknown>, web: WebPlan, rules: PathCleaningRule[]): TablePlan {
   const breakdown = node.breakdownBy
   if (typeof breakdown !== 'string' || !(breakdown in BREAKDOWNS)) {
     throw new ValidationError(
@@ -123,7 +159,18 @@ function tablePlanOf(node: Record<string, unknown>, web: WebPlan): TablePlan {
     order.column = ORDER_FIELDS[field]
     order.direction = direction
   }
-  return { web, breakdown, includeBounceRate: node.includeBounceRate === true, limit, offset, order }
+  if (node.doPathCleaning !== undefined && node.doPathCleaning !== null && typeof node.doPathCleaning !== 'boolean') {
+    throw new ValidationError('doPathCleaning must be a boolean.', 'doPathCleaning')
+  }
+  return {
+    web,
+    breakdown,
+    cleaning: node.doPathCleaning === true ? rules : [],
+    includeBounceRate: node.includeBounceRate === true,
+    limit,
+    offset,
+    order,
+  }
 }
 
 const and = (parts: (string | undefined)[]) =>
@@ -160,8 +207,45 @@ function innerQuery(plan: TablePlan, value: string, filters: string | undefined)
   )
 }
 
+/** A breakdown's value expression for a plan (its paths cleaned when asked). */
+function breakdownValueOf(plan: TablePlan, breakdown: string): string {
+  const value = BREAKDOWNS[breakdown].value
+  return typeof value === 'string' ? value : value((path) => cleanPath(path, plan.cleaning))
+}
+
+/**
+ * The frustration table (PostHog's frustration metrics query): rage clicks, dead clicks and errors per page, each a
+ * `[current, previous]` pair, pages without any left out, the most errors first.
+ */
+function frustrationHogQL(plan: TablePlan): { hogql: string; columns: string[] } {
+  const web = plan.web
+  const inner =
+    `SELECT ${breakdownValueOf(plan, 'FrustrationMetrics')} AS breakdown_value, ` +
+    `${FRUSTRATIONS.map(([column, event]) => `countIf(event = ${literal(event)}) AS ${column}_count`).join(', ')}, ` +
+    'session.session_id AS session_id, min(session.$start_timestamp) AS start_timestamp ' +
+    `FROM ${eventsFrom(web.sampling)} WHERE ${and([
+      inPeriods(web, 'timestamp'),
+      "event IN ('$pageview', '$screen', '$rageclick', '$dead_click', '$exception')",
+      web.filters,
+    ])} GROUP BY session_id, breakdown_value`
+  const columns = ['breakdown_value', ...FRUSTRATIONS.map(([column]) => column)]
+  const pairs = FRUSTRATIONS.map(
+    ([column]) => `tuple(${periodPair(web, 'sum', `${column}_count`).join(', ')}) AS ${column}`,
+  )
+  // a page with any of them in either period
+  const having = FRUSTRATIONS.map(([c]) => `tupleElement(${c}, 1) > 0 OR tupleElement(${c}, 2) > 0`).join(' OR ')
+  return {
+    hogql:
+      `SELECT breakdown_value, ${pairs.join(', ')} FROM (${inner}) WHERE ${BREAKDOWNS.FrustrationMetrics.keep} ` +
+      `GROUP BY breakdown_value HAVING ${having} ` +
+      `ORDER BY errors DESC, rage_clicks DESC, dead_clicks DESC, breakdown_value ASC LIMIT ${plan.limit + 1} OFFSET ${plan.offset}`,
+    columns,
+  }
+}
+
 /** The table's HogQL and its columns' names (PostHog's `context.columns.*`, without the prefix). */
 export function webStatsTableHogQL(plan: TablePlan): { hogql: string; columns: string[] } {
+  if (plan.breakdown === 'FrustrationMetrics') return frustrationHogQL(plan)
   const web = plan.web
   const spec = BREAKDOWNS[plan.breakdown]
   const language = plan.breakdown === 'Language'
@@ -211,7 +295,7 @@ export function webStatsTableHogQL(plan: TablePlan): { hogql: string; columns: s
     : `tupleElement(${first}, 1)`
   columns.push('ui_fill_fraction')
 
-  const value = spec.value
+  const value = breakdownValueOf(plan, plan.breakdown)
   // joins compare a non-null key (equality of nullable values is not a join condition the engine takes)
   const joinKey = "ifNull(toString(breakdown_value), '') AS join_key"
   const counts =
@@ -223,7 +307,7 @@ export function webStatsTableHogQL(plan: TablePlan): { hogql: string; columns: s
     // the pathname ones
     const bounce =
       `SELECT ${joinKey}, tuple(${periodPair(web, 'avg', 'is_bounce').join(', ')}) AS bounce_rate ` +
-      `FROM (${innerQuery(plan, 'session.$entry_pathname', web.filtersWithoutPathname)}) GROUP BY breakdown_value`
+      `FROM (${innerQuery(plan, cleanPath('session.$entry_pathname', plan.cleaning), web.filtersWithoutPathname)}) GROUP BY breakdown_value`
     body =
       `SELECT counts.breakdown_value AS breakdown_value, counts.visitors AS visitors, counts.views AS views, ` +
       `bounce.bounce_rate AS bounce_rate, ${fill.replaceAll(first, `counts.${first}`)} AS ui_fill_fraction ` +
@@ -243,7 +327,7 @@ export function createWebStatsTableRunner(deps: InsightDeps): NodeRunner {
   return async (node, ctx, run) => {
     const started = performance.now()
     const insight = await loadInsightContext(ctx, deps)
-    const plan = tablePlanOf(node, webPlanOf(node, insight))
+    const plan = tablePlanOf(node, webPlanOf(node, insight), insight.pathCleaningFilters)
     const { hogql, columns } = webStatsTableHogQL(plan)
     const executed = await run(hogql, ctx)
     const hasMore = executed.rows.length > plan.limit
@@ -258,13 +342,7 @@ export function createWebStatsTableRunner(deps: InsightDeps): NodeRunner {
         if (column === 'aggregation_value') return
         let value = row[i]
         if (column === 'breakdown_value' && language && value !== null) value = `${value}-${row[aggregationAt]}`
-        if (
-          column === 'visitors' ||
-          column === 'views' ||
-          column === 'total_conversions' ||
-          column === 'unique_conversions'
-        )
-          value = pairOf(value)
+        if (PAIR_COLUMNS.has(column)) value = pairOf(value)
         out.push(value)
       })
       out.push('')

@@ -26,6 +26,8 @@ export interface ProjectTable {
   test_account_filters: Generated<string>
   /** JSON text of the person properties shown as a person's name; NULL for PostHog's defaults (migration 0019) */
   person_display_name_properties: Generated<string | null>
+  /** JSON text of the path cleaning rules, `[{alias, regex}]` in order (migration 0022) */
+  path_cleaning_filters: Generated<string>
   created_at: string
   updated_at: string
 }

@@ -18,6 +18,7 @@ import { queryStatuses } from './0017-query-statuses.js'
 import { cohortCalculations } from './0018-cohort-calculations.js'
 import { personDisplayNameProperties } from './0019-person-display-name-properties.js'
 import { experimentMetricsRecalculations } from './0021-experiment-metrics-recalculations.js'
+import { pathCleaningFilters } from './0022-path-cleaning-filters.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
 export const migrations: MetaMigration[] = [
@@ -40,4 +41,5 @@ export const migrations: MetaMigration[] = [
   cohortCalculations,
   personDisplayNameProperties,
   experimentMetricsRecalculations,
+  pathCleaningFilters,
 ]
