@@ -79,7 +79,18 @@ export function queryRoutes(deps: { queries: QueryService; budget: ReadBudget })
         { 'retry-after': String(wait), [BUDGET_REMAINING]: '0' },
       )
     }
-    const answer = await queries.query(team, request, pays ? { debit: (bytes) => budget.debit(team.id, bytes) } : {})
+    // The connection closing before the answer is sent means the client has gone away.
+    const gone = new AbortController()
+    const onClose = () => {
+      if (!reply.raw.headersSent) gone.abort()
+    }
+    req.raw.socket?.once('close', onClose)
+    const answer = await queries
+      .query(team, request, {
+        ...(pays ? { debit: (bytes: number) => budget.debit(team.id, bytes) } : {}),
+        clientGone: gone.signal,
+      })
+      .finally(() => req.raw.socket?.off('close', onClose))
     if (pays) costHeaders(reply, answer.bytesRead ?? 0, answer.budgetRemaining ?? (await budget.remaining(team.id)))
     // PostHog's MCP clients get HogQL results as text too
     if (req.headers['x-posthog-client'] === 'mcp' && request.query?.kind === 'HogQLQuery') {

@@ -67,6 +67,8 @@ export interface QueryAnswer {
 export interface QueryOptions {
   /** Debits what a run read; answers the budget left. */
   debit?: (bytes: number) => Promise<number>
+  /** Aborted when the client has gone away: a blocking run is stopped in the engine. */
+  clientGone?: AbortSignal
 }
 
 /** Wrapper nodes that display another node: the API runs their `source`. */
@@ -363,12 +365,20 @@ export function createQueryService(deps: QueryServiceDeps) {
 
       const key = `${team.id}:${queryId}`
       const controller = new AbortController()
-      inFlight.set(key, { engineId: engineIdOf(team.id, queryId), controller })
+      const engineId = engineIdOf(team.id, queryId)
+      inFlight.set(key, { engineId, controller })
+      // Nobody waits for the answer any more: the engine stops working on it (on a server, the node running it).
+      const stop = () => {
+        controller.abort()
+        deps.events.cancel(engineId).catch(() => undefined)
+      }
+      options.clientGone?.addEventListener('abort', stop, { once: true })
       try {
         const read = { bytes: 0 }
         const body = await calculate(team, node, { ...meta, read }, controller.signal)
         return { statusCode: 200, body, bytesRead: read.bytes, budgetRemaining: await options.debit?.(read.bytes) }
       } finally {
+        options.clientGone?.removeEventListener('abort', stop)
         if (inFlight.get(key)?.controller === controller) inFlight.delete(key)
       }
     },
