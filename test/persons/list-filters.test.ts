@@ -56,6 +56,16 @@ describe('persons list filters', () => {
     ])
   })
 
+  it('narrows by distinct id and property together', async () => {
+    const pro = encodeURIComponent(JSON.stringify([{ key: 'plan', value: 'pro', type: 'person' }]))
+    const emailsOf = async (query: string) =>
+      (await t.burrow.app.inject({ method: 'GET', url: `${base}/?${query}`, headers: t.auth }))
+        .json()
+        .results.map((p: { properties: { email: string } }) => p.properties.email)
+    expect(await emailsOf(`distinct_id=bob&properties=${pro}`)).toEqual(['bob@example.com'])
+    expect(await emailsOf(`distinct_id=carol&properties=${pro}`)).toEqual([])
+  })
+
   it('leaves deleted persons out', async () => {
     expect(await list([{ key: 'email', value: 'user-7@example.com', type: 'person' }])).toEqual([])
   })
