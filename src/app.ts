@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import path from 'node:path'
 import fastifyCors from '@fastify/cors'
 import fastifySwagger from '@fastify/swagger'
@@ -62,6 +63,7 @@ import { createRateLimitStore } from './http/rate-limit-store.js'
 import { corsDelegator, docsPolicy, securityHeaders } from './http/security-headers.js'
 import { DEFAULT_WEB_DIR, hasWebApp, webAppRoutes } from './http/web-app.js'
 import { createCommitter, readingAfterCapture } from './ingest/committer.js'
+import { createDirectCommitter } from './ingest/direct-committer.js'
 import { createGeoIp } from './ingest/geoip.js'
 import { createPersonProcessor } from './ingest/persons.js'
 import { ingestRoutes } from './ingest/routes.js'
@@ -125,19 +127,27 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   const eventStore = openEventStore(config.clickhouseUrl, {
     engineThreadNice: config.engineThreadNice,
     engine: config.engine,
+    cluster: config.clickhouseCluster,
     migrate: true,
     onOpenError: (err) => logError(err, 'opening the event store'),
   })
   if (eventStore.kind !== 'chdb') await eventStore.open()
-  // Capture acknowledges once its rows are in the capture log; readers in this process see them at once.
+  // Embedded, capture acknowledges once its rows are in the capture log (readers in this process see them at
+  // once); with a ClickHouse server, once the server has them: no process keeps events on a disk of its own.
   let logQueryFailure: (err: unknown, context: object) => void = () => undefined
-  const committer = createCommitter({
-    events: eventStore,
-    walDir: path.join(config.dataDir, 'wal'),
-    onError: (err, what) => logError(err, what),
-  })
+  const committer =
+    eventStore.kind === 'chdb'
+      ? createCommitter({
+          events: eventStore,
+          walDir: path.join(config.dataDir, 'wal'),
+          onError: (err, what) => logError(err, what),
+        })
+      : createDirectCommitter({ events: eventStore })
   const events = readingAfterCapture(eventStore, committer)
 
+  // Job leases name their holder by this process: its instance, its pid, and a random part (two containers may
+  // both run as pid 1 on hosts of one name).
+  const leaseOwner = `${config.instanceId}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`
   const stores = {
     projects: createProjectStore(meta.db),
     organizations: createOrganizationStore(meta.db),
@@ -156,6 +166,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   // delay, not a cache's time limit.
   const changes = createChangeBus({
     databaseUrl: config.databaseUrl,
+    redisUrl: config.redisUrl,
     db: meta.db,
     onError: (err) => logError(err, 'change notifications'),
   })
@@ -257,6 +268,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   const queries = createQueryService({
     events,
     db: meta.db,
+    instanceId: config.instanceId,
     log: createQueryLogStore(meta.db),
     persons: createPersonLookup(stores.persons),
     cohorts: cohortLoader,
@@ -310,7 +322,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     logger:
       options.logger === false || config.logLevel === 'silent'
         ? false
-        : loggerOptions(config.logLevel, options.logStream),
+        : loggerOptions(config.logLevel, options.logStream, config.instanceId),
     bodyLimit: 20 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     return503OnClosing: true,
@@ -402,8 +414,8 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(
     metricsRoute({ captureQueueRows: () => committer.queuedRows, logBacklog: () => committer.logBacklog }),
   )
-  app.get('/_health', { schema: { hide: true } }, async (_req, reply) => {
-    const [metaOk, eventsOk] = await Promise.all([
+  const health = () =>
+    Promise.all([
       meta.db
         .selectFrom('organizations')
         .select('id')
@@ -414,12 +426,26 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       // An embedded engine not opened yet is healthy (it opens on first need); one that failed to open is not.
       eventStore.state().state === 'open' ? events.ping().catch(() => false) : eventStore.state().state !== 'failed',
     ])
+  app.get('/_health', { schema: { hide: true } }, async (_req, reply) => {
+    const [metaOk, eventsOk] = await health()
     // `event_store`: closed (not needed yet), opening, open, or failed (the reason is in the log; retried).
     return reply.code(metaOk && eventsOk ? 200 : 503).send({
       status: metaOk && eventsOk ? 'ok' : 'unavailable',
       meta: metaOk,
       events: eventsOk,
       event_store: eventStore.state().state,
+    })
+  })
+  // For load balancers: 503 while either store cannot be reached, and from the moment the process starts to stop
+  // (it finishes the requests it has, and answers no new ones).
+  let draining = false
+  app.get('/_ready', { schema: { hide: true } }, async (_req, reply) => {
+    if (draining) return reply.code(503).send({ status: 'draining' })
+    const [metaOk, eventsOk] = await health()
+    return reply.code(metaOk && eventsOk ? 200 : 503).send({
+      status: metaOk && eventsOk ? 'ready' : 'unavailable',
+      meta: metaOk,
+      events: eventsOk,
     })
   })
 
@@ -504,7 +530,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     db: meta.db,
     events: eventStore,
     flushPending: () => committer.flushPending(),
-    leases: createJobLeases(meta.db),
+    leases: createJobLeases(meta.db, { owner: leaseOwner }),
     remirror: async (teamId, distinctIds) => {
       await committer.commit({ events: [], ...(await personProcessor.remirror(teamId, distinctIds, [])) })
     },
@@ -547,7 +573,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     cohorts: stores.cohorts,
     execute: hogql,
     timezone: async (teamId) => (await stores.projects.get(teamId))?.timezone ?? 'UTC',
-    leases: createJobLeases(meta.db),
+    leases: createJobLeases(meta.db, { owner: leaseOwner }),
     clock,
     onError: (err, what) => logError(err, what),
   })
@@ -616,7 +642,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     projects: stores.projects,
     execute: hogql,
     settings: insightSettings,
-    leases: createJobLeases(meta.db),
+    leases: createJobLeases(meta.db, { owner: leaseOwner }),
     siteUrl: config.siteUrl,
     clock,
     onError: (err, what) => logError(err, what),
@@ -654,6 +680,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   async function close() {
     if (closed) return
     closed = true
+    draining = true
     await backupControl?.close()
     await personDeletions.close()
     await cohortCalculator.close()

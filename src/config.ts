@@ -15,6 +15,8 @@ export interface Config {
   clickhouseCluster?: string
   /** Changes told to the other processes through Redis pub/sub instead of PostgreSQL's NOTIFY. */
   redisUrl?: string
+  /** This process's name in logs, job leases and query statuses (the host name by default). */
+  instanceId: string
   siteUrl: string
   smtpUrl: string | undefined
   /** Sender of every mail (EMAIL_FROM). */
@@ -128,6 +130,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`SITE_URL must be an absolute URL, got "${siteUrl}"`)
   }
 
+  const instanceId = env.INSTANCE_ID || os.hostname()
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/.test(instanceId)) {
+    throw new ConfigError(`INSTANCE_ID must be 1–253 letters, digits, ".", "_" or "-", got "${instanceId}"`)
+  }
+
   const redisUrl = env.REDIS_URL || undefined
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError(`REDIS_URL must start with redis:// or rediss://, got "${redisUrl}"`)
@@ -152,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseUrl,
     clickhouseCluster,
     redisUrl,
+    instanceId,
     siteUrl,
     smtpUrl,
     emailFrom: env.EMAIL_FROM || `Burrow <noreply@${new URL(siteUrl).hostname}>`,

@@ -1,6 +1,7 @@
 // The request log must never hold a secret: keys may arrive as query parameters (`?personal_api_key=`, as
 // PostHog allows) and in headers. URLs are logged with such parameters masked, and the headers that carry
 // credentials are censored wherever a log line includes them.
+import os from 'node:os'
 import type { FastifyRequest } from 'fastify'
 
 const REDACTED = '[redacted]'
@@ -49,9 +50,11 @@ export function redactUrl(url: string): string {
 const SECRET_HEADERS = ['authorization', 'cookie', 'set-cookie', 'x-api-key', 'proxy-authorization']
 
 /** Fastify logger options: the level, an optional destination, and the redaction above. */
-export function loggerOptions(level: string, stream?: { write(line: string): void }) {
+export function loggerOptions(level: string, stream?: { write(line: string): void }, instance?: string) {
   return {
     level,
+    // Every line says which process wrote it (INSTANCE_ID, the host name by default).
+    base: { pid: process.pid, hostname: instance ?? os.hostname() },
     ...(stream ? { stream } : {}),
     redact: {
       paths: SECRET_HEADERS.flatMap((h) => [`req.headers["${h}"]`, `res.headers["${h}"]`, `headers["${h}"]`]),

@@ -130,11 +130,13 @@ export interface JobDeps {
   clock: () => Date
   /** Told of store failures in the background (heartbeats), which never fail a query. */
   onError?: (error: unknown, what: string) => void
+  /** This process's name (INSTANCE_ID), the start of its owner id in the statuses table. */
+  instanceId?: string
 }
 
 export function createQueryJobs(deps: JobDeps) {
   const db = deps.db as unknown as Kysely<QueryStatusTables>
-  const owner = `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`
+  const owner = `${deps.instanceId ?? hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`
   /** The jobs this process runs, by `team:query`. */
   const local = new Map<string, Job>()
   const keyOf = (teamId: number, queryId: string) => `${teamId}:${queryId}`

@@ -91,6 +91,8 @@ export interface QueryServiceDeps extends RunnerDeps {
   onBackgroundError?: (error: unknown, what: string) => void
   /** Told of every failed run with the original error, whose text (engine messages) callers never see. */
   onFailure?: (error: unknown, context: { teamId: number; queryId: string; code: string }) => void
+  /** This process's name (INSTANCE_ID), for the asynchronous query statuses it owns. */
+  instanceId?: string
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -210,6 +212,7 @@ export function createQueryService(deps: QueryServiceDeps) {
     db: deps.db,
     clock: deps.clock,
     onError: deps.onBackgroundError,
+    instanceId: deps.instanceId,
   })
   const execute = createHogQLExecutor(deps)
   const runners: Record<string, NodeRunner> = {

@@ -17,7 +17,7 @@ let dropDb: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-log-'))
-  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'info' }
+  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'info', INSTANCE_ID: 'burrow-log-7' }
   if (process.env.DATABASE_URL?.startsWith('postgres')) {
     const db = await freshPostgresUrl(process.env.DATABASE_URL)
     env.DATABASE_URL = db.url
@@ -34,6 +34,30 @@ afterAll(async () => {
 })
 
 describe('request log', () => {
+  it('names the process on every line (INSTANCE_ID), and job leases and query statuses by it too', async () => {
+    await burrow.app.inject({ method: 'GET', url: '/_health' })
+    expect(lines.length).toBeGreaterThan(0)
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ hostname: 'burrow-log-7', pid: process.pid })
+    const started = await burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${creds.project_id}/query/`,
+      headers: { authorization: `Bearer ${creds.personal_api_key}` },
+      payload: { query: { kind: 'HogQLQuery', query: 'select 1' }, refresh: 'force_async', client_query_id: 'named-1' },
+    })
+    expect(started.statusCode, started.body).toBe(202)
+    const row = await burrow.meta.db
+      .selectFrom('query_statuses' as never)
+      .select('owner' as never)
+      .where('query_id' as never, '=', 'named-1' as never)
+      .executeTakeFirst()
+    expect((row as { owner: string } | undefined)?.owner).toMatch(new RegExp(`^burrow-log-7-${process.pid}-`))
+  })
+
+  it('refuses an INSTANCE_ID that is not a plain name', () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir, INSTANCE_ID: 'two words' })).toThrow('INSTANCE_ID must be')
+    expect(loadConfig({ DATA_DIR: dataDir }).instanceId).toBe(os.hostname())
+  })
+
   it('never holds a personal API key sent in the query string or a header', async () => {
     const key = creds.personal_api_key
     const good = await burrow.app.inject({ method: 'GET', url: `/api/projects/?personal_api_key=${key}&limit=5` })
