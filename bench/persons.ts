@@ -125,6 +125,8 @@ async function apiP50(url: string, auth: string, filter: unknown) {
   }
 }
 
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' / ')
+const loadAtStart = load()
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-bench-persons-'))
 const { baseline, seedSeconds } = await seed(dataDir)
 const server = await startServer({ DATA_DIR: dataDir })
@@ -132,6 +134,7 @@ const key = server.credentials.personal_api_key
 if (server.credentials.project_id !== TEAM) throw new Error(`expected project ${TEAM}`)
 const tenth = await apiP50(server.url, key, FILTERS.tenth)
 const one = await apiP50(server.url, key, FILTERS.one)
+const loadAfterList = load()
 
 // Capture: single events from 5,000 known persons, paced.
 const token = server.credentials.project_api_key
@@ -172,6 +175,7 @@ fs.rmSync(dataDir, { recursive: true, force: true })
 
 const ms = (n: number) => n.toFixed(1)
 printTable(`Persons benchmark (${PERSONS.toLocaleString('en')} persons, ${EVENTS.toLocaleString('en')} events)`, [
+  ['load average 1/5/15 min: at start / after the list runs', `${loadAtStart}  |  ${loadAfterList}`],
   ['seeding (s)', seedSeconds.toFixed(0)],
   [`list, plan = pro (1 in 10; page of ${tenth.count}): API p50 (ms)`, ms(tenth.p50)],
   ['  hand-written SQL p50 (ms)', ms(baseline.tenth)],

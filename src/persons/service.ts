@@ -129,13 +129,14 @@ export function createPersonService(deps: {
     if (ids.length === 0) return []
     const rows = new Map<string, PersonRow>()
     for (let i = 0; i < ids.length; i += 500) {
+      // By id alone: with `team_id = ?` beside a list of ids, SQLite picks the (team_id, created_at) index and
+      // walks every person of the project instead of looking up each id.
       const chunk = await db
         .selectFrom('persons')
         .selectAll()
-        .where('team_id', '=', teamId)
         .where('id', 'in', ids.slice(i, i + 500))
         .execute()
-      for (const r of chunk) rows.set(r.id, r)
+      for (const r of chunk) if (Number(r.team_id) === teamId) rows.set(r.id, r)
     }
     const found = ids.filter((id) => rows.has(id))
     const distinctIds = await distinctIdsOf(found)
