@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import { Type } from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installErrorHandling } from '../../src/http/error-handler.js'
@@ -67,7 +67,7 @@ afterAll(async () => {
 })
 
 /** The same request to both apps; returns the lazy app's answer after checking that the eager one is identical. */
-async function both(request: Parameters<FastifyInstance['inject']>[0]) {
+async function both(request: InjectOptions) {
   const a = await eager.inject(request)
   const b = await lazy.inject(request)
   expect(b.statusCode).toBe(a.statusCode)

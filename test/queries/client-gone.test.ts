@@ -51,5 +51,5 @@ it('stops the engine query when the client closes the connection before the answ
     body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select 1' } }),
   })
   expect(res.status).toBe(200)
-  expect((await res.json()).results).toEqual([[1]])
+  expect(((await res.json()) as { results: unknown }).results).toEqual([[1]])
 }, 120_000)
