@@ -6,6 +6,7 @@ import { startupAccount } from './bootstrap.js'
 import { runCli } from './cli/program.js'
 import { loadConfig } from './config.js'
 import { installFatalErrorExit } from './fatal-exit.js'
+import { SDK_ROUTE } from './http/lazy-schemas.js'
 import { DEFAULT_WEB_DIR, hasWebApp } from './http/web-app.js'
 
 /** The app (and the engine's native library) is loaded only by the commands that serve or migrate. */
@@ -18,6 +19,9 @@ async function start() {
   installFatalErrorExit()
   const { credentials, created } = await startupAccount(burrow)
   await burrow.app.listen({ port: config.port, host: config.host })
+  // The SDKs' public endpoints compile their schemas now, once the process answers, so that no SDK request pays for
+  // a compile (every other route compiles on its first use).
+  setImmediate(() => burrow.schemas.compileRoutes((url) => SDK_ROUTE.test(url)))
 
   // Secrets are printed once, on the start that made them; the file keeps them (owner-only) after that.
   const file = path.join(config.dataDir, 'credentials.json')

@@ -54,7 +54,16 @@ export interface LazySchemas {
    * Fastify's eager compilation proved at start, for a test to prove it over every route.
    */
   compilePending(): void
+  /**
+   * Compiles the pending schemas of the routes whose URL passes `test`, now: for routes whose first request must
+   * not pay for a compile (the SDKs' public endpoints). Answers how many it compiled.
+   */
+  compileRoutes(test: (url: string) => boolean): number
 }
+
+/** The routes posthog-js and posthog-node call: capture, flags, decide, remote config and surveys. */
+export const SDK_ROUTE =
+  /^\/(i\/v0\/e|e|capture|track|engage|batch|s|flags|decide|report|array|api\/surveys|api\/feature_flag)(\/|$)/
 
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'))
 
@@ -99,11 +108,12 @@ function describe(route: RouteSchema): string {
 export function createLazySchemas(defaults?: CompilerFactories): LazySchemas {
   let factories: CompilerFactories | undefined = defaults
   const real = () => (factories ??= defaultCompilerFactories())
-  const pending = new Set<() => void>()
+  /** Schemas not compiled yet, with the route each belongs to. */
+  const pending = new Map<() => void, RouteSchema>()
   let compiled = 0
 
   /** Compiles once, on first need; the thunk stays in `pending` until then. */
-  function once<T>(compile: () => T): () => T {
+  function once<T>(route: RouteSchema, compile: () => T): () => T {
     let done: T | undefined
     const force = () => {
       if (done === undefined) {
@@ -113,7 +123,7 @@ export function createLazySchemas(defaults?: CompilerFactories): LazySchemas {
       }
       return done
     }
-    pending.add(force)
+    pending.set(force, route)
     return force
   }
 
@@ -132,7 +142,10 @@ export function createLazySchemas(defaults?: CompilerFactories): LazySchemas {
     const realCompiler = () => (compiler ??= real().buildValidator(externalSchemas, options))
     return (given) => {
       const route = given.httpPart === 'headers' ? normalizeHeaders(given) : given
-      const get = once(withRoute(route, () => realCompiler()(route)))
+      const get = once(
+        route,
+        withRoute(route, () => realCompiler()(route)),
+      )
       const validate: Validator = (data, dataCxt) => get()(data, dataCxt)
       // Fastify reads `errors` after a failed call, and passes the parent (so ajv may coerce the root value) only
       // to a function with a `schemaEnv`: both come from the real validator.
@@ -154,7 +167,10 @@ export function createLazySchemas(defaults?: CompilerFactories): LazySchemas {
     let compiler: Compiler<Serializer> | undefined
     const realCompiler = () => (compiler ??= real().buildSerializer(externalSchemas, options))
     return (route) => {
-      const get = once(withRoute(route, () => realCompiler()(route)))
+      const get = once(
+        route,
+        withRoute(route, () => realCompiler()(route)),
+      )
       return (data) => get()(data)
     }
   }
@@ -164,7 +180,17 @@ export function createLazySchemas(defaults?: CompilerFactories): LazySchemas {
     compilersFactory: { buildValidator, buildSerializer } as FastifyCompilersFactory,
     counts: () => ({ pending: pending.size, compiled }),
     compilePending() {
-      for (const force of [...pending]) force()
+      for (const force of [...pending.keys()]) force()
+    },
+    compileRoutes(test) {
+      let count = 0
+      for (const [force, route] of [...pending]) {
+        if (route.url !== undefined && test(route.url)) {
+          force()
+          count++
+        }
+      }
+      return count
     },
   }
 }

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import { Type } from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installErrorHandling } from '../../src/http/error-handler.js'
-import { createLazySchemas, type LazySchemas } from '../../src/http/lazy-schemas.js'
+import { createLazySchemas, type LazySchemas, SDK_ROUTE } from '../../src/http/lazy-schemas.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
 // The same routes on two apps: Fastify's own (eager) compilers and the lazy ones. Every answer must be the same
@@ -189,7 +189,28 @@ describe("Burrow's routes", () => {
     })
     expect(t.burrow.schemas.counts().compiled).toBeGreaterThan(0)
     expect(t.burrow.schemas.counts().compiled).toBeLessThan(10)
+    // What npm start compiles once it answers: the SDKs' endpoints, and then a /flags request compiles nothing.
+    const before = t.burrow.schemas.counts()
+    const warmed = t.burrow.schemas.compileRoutes((url) => SDK_ROUTE.test(url))
+    expect(warmed).toBeGreaterThan(0)
+    expect(t.burrow.schemas.counts().compiled).toBe(before.compiled + warmed)
+    const flags = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/flags/?v=2',
+      payload: { token: t.creds.project_api_key, distinct_id: 'someone' },
+    })
+    expect(flags.statusCode, flags.body).toBe(200)
+    expect(t.burrow.schemas.counts().compiled).toBe(before.compiled + warmed)
     t.burrow.schemas.compilePending()
     expect(t.burrow.schemas.counts()).toEqual({ pending: 0, compiled: atStart.pending })
+  })
+
+  it('names the SDK routes and no management route as such', () => {
+    for (const url of ['/flags/', '/decide/', '/i/v0/e/', '/e', '/batch/', '/s/', '/api/surveys/', '/report/']) {
+      expect(SDK_ROUTE.test(url), url).toBe(true)
+    }
+    for (const url of ['/api/projects/:project_id/feature_flags/', '/events/', '/settings', '/api/projects/']) {
+      expect(SDK_ROUTE.test(url), url).toBe(false)
+    }
   })
 })
