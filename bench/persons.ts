@@ -125,7 +125,11 @@ async function apiP50(url: string, auth: string, filter: unknown) {
   }
 }
 
-const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' / ')
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ')
 const loadAtStart = load()
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-bench-persons-'))
 const { baseline, seedSeconds } = await seed(dataDir)
