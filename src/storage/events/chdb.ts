@@ -197,7 +197,15 @@ export function createChdbEventStore(
         columns: parsed.meta.map((m) => m.name),
         types: parsed.meta.map((m) => m.type),
         rows: parsed.data as Row[],
-        statistics: stats(result),
+        // What the query read (as a ClickHouse server reports it); the result's own figures count only the
+        // result block.
+        statistics: parsed.statistics
+          ? {
+              elapsedMs: parsed.statistics.elapsed * 1000,
+              rowsRead: parsed.statistics.rows_read,
+              bytesRead: parsed.statistics.bytes_read,
+            }
+          : stats(result),
       }
     },
     async exec(sql, options = {}) {
