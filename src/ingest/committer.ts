@@ -37,10 +37,40 @@ export interface CommitResult {
   inserted: number
 }
 
-interface Pending {
+/** A request waiting for its round of a group commit. */
+export interface Pending {
   batch: CommitBatch
   resolve: (r: CommitResult) => void
   reject: (e: unknown) => void
+}
+
+/**
+ * The next round of a group commit, taken off the front of `queue`: requests in order while their events fit in
+ * `maxRows` (a single larger request goes alone).
+ */
+export function takeRound(queue: Pending[], maxRows: number): { take: Pending[]; rows: number } {
+  const take: Pending[] = []
+  let rows = 0
+  while (queue.length > 0 && (take.length === 0 || rows + queue[0].batch.events.length <= maxRows)) {
+    const next = queue.shift() as Pending
+    rows += next.batch.events.length
+    take.push(next)
+  }
+  return { take, rows }
+}
+
+/**
+ * Acknowledges a round's requests, each with how many of its own events were new: `ids` are the round's events'
+ * ids in request order (each request's consecutive), `freshIds` those that were written.
+ */
+export function acknowledgeRound(items: readonly Pending[], ids: readonly string[], freshIds: readonly string[]) {
+  const remaining = new Set(freshIds)
+  let at = 0
+  for (const item of items) {
+    let inserted = 0
+    for (let k = 0; k < item.batch.events.length; k++) if (remaining.delete(ids[at++])) inserted++
+    item.resolve({ inserted })
+  }
 }
 
 /**
@@ -124,13 +154,7 @@ export function createCommitter(deps: {
 
   function schedule() {
     while (running.size < concurrency && queue.length > 0) {
-      const take: Pending[] = []
-      let rows = 0
-      while (queue.length > 0 && (take.length === 0 || rows + queue[0].batch.events.length <= maxRows)) {
-        const next = queue.shift() as Pending
-        rows += next.batch.events.length
-        take.push(next)
-      }
+      const { take, rows } = takeRound(queue, maxRows)
       queuedRows -= rows
       const flushing: Promise<void> = flush(take).finally(() => {
         running.delete(flushing)
@@ -213,16 +237,7 @@ export function createCommitter(deps: {
         }
         scheduleDrain()
       }
-      // Each request learns how many of its own events were new (its events are consecutive in `ids`).
-      const remaining = new Set(freshIds)
-      let at = 0
-      for (const item of items) {
-        let inserted = 0
-        for (let k = 0; k < item.batch.events.length; k++) {
-          if (remaining.delete(ids[at++])) inserted++
-        }
-        item.resolve({ inserted })
-      }
+      acknowledgeRound(items, ids, freshIds)
     } catch (err) {
       release()
       if (items.length === 1) items[0].reject(err)

@@ -1,22 +1,19 @@
 import { EVENT_COLUMNS } from '../storage/events/schema.js'
 import type { EventStore } from '../storage/events/types.js'
 import {
+  acknowledgeRound,
   type CommitBatch,
   type CommitResult,
   type Committer,
   type EventRow,
   idOf,
   ndjson,
+  type Pending,
   storedEventIds,
+  takeRound,
   tsvRow,
 } from './committer.js'
 import { createRecentIds } from './recent-ids.js'
-
-interface Pending {
-  batch: CommitBatch
-  resolve: (r: CommitResult) => void
-  reject: (e: unknown) => void
-}
 
 /**
  * Capture in server mode: no disk of this process's own. Requests that arrive while inserts run wait and share the
@@ -50,13 +47,7 @@ export function createDirectCommitter(deps: {
 
   function schedule() {
     while (running.size < concurrency && queue.length > 0) {
-      const take: Pending[] = []
-      let rows = 0
-      while (queue.length > 0 && (take.length === 0 || rows + queue[0].batch.events.length <= maxRows)) {
-        const next = queue.shift() as Pending
-        rows += next.batch.events.length
-        take.push(next)
-      }
+      const { take, rows } = takeRound(queue, maxRows)
       queuedRows -= rows
       const round: Promise<void> = write(take).finally(() => {
         running.delete(round)
@@ -112,13 +103,7 @@ export function createDirectCommitter(deps: {
       const failed = outcomes.find((o) => o.status === 'rejected')
       if (failed) throw failed.reason
       for (const id of freshIds) recent.add(id)
-      const remaining = new Set(freshIds)
-      let at = 0
-      for (const item of items) {
-        let inserted = 0
-        for (let k = 0; k < item.batch.events.length; k++) if (remaining.delete(ids[at++])) inserted++
-        item.resolve({ inserted })
-      }
+      acknowledgeRound(items, ids, freshIds)
     } catch (err) {
       release()
       if (items.length === 1) items[0].reject(err)
