@@ -132,4 +132,40 @@ describe.skipIf(!onPostgres)('changes told across processes', () => {
       await b.close()
     }
   })
+
+  it('drops everything within a few beats when a notification was lost, and never when none was', async () => {
+    // A publishes through a Redis that cannot be reached, so nothing it publishes is heard; B and C listen on
+    // PostgreSQL. All three write and read their heads in the same metadata store.
+    const heardB: Change[] = []
+    const heardC: Change[] = []
+    const options = { databaseUrl: t.burrow.config.databaseUrl, db: t.burrow.meta.db, headsEveryMs: 200 }
+    const a = createChangeBus({ ...options, redisUrl: 'redis://127.0.0.1:1', onError: () => undefined })
+    const b = createChangeBus({ ...options, onError: () => undefined })
+    const c = createChangeBus({ ...options, onError: () => undefined })
+    b.subscribe((x) => heardB.push(x))
+    c.subscribe((x) => heardC.push(x))
+    try {
+      await new Promise((r) => setTimeout(r, 800))
+      // Heard changes are never taken for lost ones: C publishes, B hears it, and over several beats no drop.
+      c.publish({ kind: 'flags', teamId: 11 })
+      c.publish({ kind: 'projects' })
+      expect(await waitFor(() => heardB.length === 2, 3_000)).toBe(true)
+      await new Promise((r) => setTimeout(r, 1_000))
+      expect(heardB).toEqual([{ kind: 'flags', teamId: 11 }, { kind: 'projects' }])
+
+      // A's change never reaches B or C as a notification; its head does, and both drop everything.
+      const started = Date.now()
+      a.publish({ kind: 'flags', teamId: 12 })
+      expect(await waitFor(() => heardB.some((x) => x.kind === 'all'), 6_000)).toBe(true)
+      expect(await waitFor(() => heardC.some((x) => x.kind === 'all'), 6_000)).toBe(true)
+      // Within about three beats (a head written at most one beat later, then one beat of grace), not 10 s.
+      expect(Date.now() - started).toBeLessThan(4_000)
+      expect(heardB.filter((x) => x.kind === 'all')).toHaveLength(1)
+      expect(heardB.some((x) => x.kind === 'flags' && x.teamId === 12)).toBe(false)
+    } finally {
+      await a.close()
+      await b.close()
+      await c.close()
+    }
+  })
 })

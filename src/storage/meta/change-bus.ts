@@ -9,6 +9,12 @@
  * was down cannot be replayed: on reconnecting, every subscriber is told to drop everything (`{ kind: 'all' }`),
  * and the caches' own time limits remain the last safety net.
  *
+ * A notification can also be lost without a dropped connection (the sending process could not reach PostgreSQL or
+ * Redis when it published). Every process therefore numbers what it publishes and writes its latest number to
+ * `change_heads` about once a second, and reads the others' on the same beat: a number never heard by the next beat
+ * drops everything, so a lost notification leaves a cache stale for two or three seconds, not until its time limit
+ * (`change-gaps.ts`).
+ *
  * With `REDIS_URL`, the same notifications go through Redis pub/sub instead (channel `burrow_changes`), on one
  * publishing and one subscribed connection per process; PostgreSQL is then not asked to notify.
  */
@@ -17,6 +23,7 @@ import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { createClient } from 'redis'
+import { createGapTracker } from './change-gaps.js'
 
 export const CHANGES_CHANNEL = 'burrow_changes'
 /** PostgreSQL refuses payloads of 8,000 bytes and more; ours are a few dozen. */
@@ -50,7 +57,12 @@ export interface ChangeBusOptions {
   onError: (error: unknown) => void
   /** Delay before listening again after the connection dropped. */
   reconnectMs?: number
+  /** How often the heads are written and read (the safety net for lost notifications). */
+  headsEveryMs?: number
 }
+
+/** Heads not moved for this long belong to processes long gone: read no more, and removed. */
+const HEADS_KEPT_MS = 7 * 24 * 3600_000
 
 const isChange = (value: unknown): value is Change => {
   if (!value || typeof value !== 'object') return false
@@ -79,28 +91,44 @@ export function createChangeBus(options: ChangeBusOptions): ChangeBus {
   }
   const origin = randomUUID()
   const reconnectMs = options.reconnectMs ?? 1_000
+  const gaps = createGapTracker()
+  let seq = 0
   const encode = (change: Change): string => {
-    const payload = JSON.stringify({ origin, change })
+    seq++
+    const payload = JSON.stringify({ origin, seq, change })
     // Too many distinct ids to name: the team's persons, all of them.
     if (change.kind === 'persons' && Buffer.byteLength(payload) > MAX_PAYLOAD) {
-      return JSON.stringify({ origin, change: { kind: 'persons', teamId: change.teamId } })
+      return JSON.stringify({ origin, seq, change: { kind: 'persons', teamId: change.teamId } })
     }
     return payload
   }
   const receive = (payload: string | undefined) => {
     if (!payload || payload.length > MAX_PAYLOAD) return
-    let parsed: { origin?: unknown; change?: unknown }
+    let parsed: { origin?: unknown; seq?: unknown; change?: unknown }
     try {
       parsed = JSON.parse(payload)
     } catch {
       return
     }
     if (parsed.origin === origin || !isChange(parsed.change)) return
+    if (typeof parsed.origin === 'string' && typeof parsed.seq === 'number') gaps.heard(parsed.origin, parsed.seq)
     deliver(parsed.change)
   }
-  if (options.redisUrl)
-    return redisBus(options.redisUrl, { encode, receive, deliver, listeners, reconnectMs, ...options })
-  if (!options.databaseUrl.startsWith('postgres')) {
+  // The heads live in the metadata store, which several processes share only on PostgreSQL.
+  const heads = options.databaseUrl.startsWith('postgres')
+    ? headsBeat(options.db, origin, () => seq, {
+        everyMs: options.headsEveryMs ?? 1_000,
+        onHeads: (read) => {
+          if (gaps.beat(read)) deliver({ kind: 'all' })
+        },
+        onError: options.onError,
+      })
+    : undefined
+  if (options.redisUrl) {
+    const bus = redisBus(options.redisUrl, { encode, receive, deliver, listeners, reconnectMs, ...options })
+    return withHeads(bus, heads)
+  }
+  if (!heads) {
     return { publish() {}, subscribe: (l) => void listeners.push(l), close: async () => {} }
   }
   let client: pg.Client | undefined
@@ -140,19 +168,117 @@ export function createChangeBus(options: ChangeBusOptions): ChangeBus {
   }
   const ready = listen()
 
+  return withHeads(
+    {
+      publish(change) {
+        if (closed) return
+        sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${encode(change)})`.execute(options.db).catch(options.onError)
+      },
+      subscribe(listener) {
+        listeners.push(listener)
+      },
+      async close() {
+        closed = true
+        clearTimeout(timer)
+        await ready.catch(() => undefined)
+        await client?.end().catch(() => undefined)
+      },
+    },
+    heads,
+  )
+}
+
+/**
+ * Starts the heads' beat at once, and stops it on close. Its first beat learns where every process stands (nothing
+ * older can be cached here yet); a change sent after it and before this bus listens is then found missing, rightly.
+ */
+function withHeads(bus: ChangeBus, heads: HeadsBeat | undefined): ChangeBus {
+  if (!heads) return bus
+  heads.start()
   return {
-    publish(change) {
-      if (closed) return
-      sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${encode(change)})`.execute(options.db).catch(options.onError)
-    },
-    subscribe(listener) {
-      listeners.push(listener)
-    },
+    ...bus,
     async close() {
-      closed = true
+      await heads.stop()
+      await bus.close()
+    },
+  }
+}
+
+interface HeadsBeat {
+  start(): void
+  stop(): Promise<void>
+}
+
+/**
+ * Every `everyMs`: writes this process's head when it moved, reads the other processes' heads and hands them over.
+ * One small upsert and one small read a second per process; an unreachable store is reported once per outage.
+ */
+function headsBeat(
+  db: Kysely<any>,
+  origin: string,
+  head: () => number,
+  options: { everyMs: number; onHeads: (heads: Map<string, number>) => void; onError: (error: unknown) => void },
+): HeadsBeat {
+  let written = 0
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> | undefined
+  let stopped = false
+  let failing = false
+  let beats = 0
+  const beat = async () => {
+    const now = Date.now()
+    const seq = head()
+    if (seq !== written) {
+      await db
+        .insertInto('change_heads')
+        .values({ origin, seq, updated_at: now })
+        .onConflict((oc) => oc.column('origin').doUpdateSet({ seq, updated_at: now }))
+        .execute()
+      written = seq
+    }
+    const rows = await db
+      .selectFrom('change_heads')
+      .select(['origin', 'seq'])
+      .where('origin', '!=', origin)
+      .where('updated_at', '>', now - HEADS_KEPT_MS)
+      .execute()
+    options.onHeads(new Map(rows.map((r) => [String(r.origin), Number(r.seq)])))
+    // Now and then, forget processes long gone.
+    if (beats++ % 600 === 0) {
+      await db
+        .deleteFrom('change_heads')
+        .where('updated_at', '<', now - HEADS_KEPT_MS)
+        .execute()
+    }
+  }
+  const next = () => {
+    if (stopped) return
+    timer = setTimeout(() => {
+      running = beat()
+        .then(() => {
+          failing = false
+        })
+        .catch((error) => {
+          if (!failing && !stopped) options.onError(error)
+          failing = true
+        })
+        .finally(next)
+    }, options.everyMs)
+    timer.unref()
+  }
+  return {
+    start() {
+      if (stopped || timer) return
+      running = beat().catch((error) => {
+        failing = true
+        if (!stopped) options.onError(error)
+      })
+      void running.finally(next)
+    },
+    async stop() {
+      stopped = true
       clearTimeout(timer)
-      await ready.catch(() => undefined)
-      await client?.end().catch(() => undefined)
+      await running
     },
   }
 }
@@ -207,8 +333,11 @@ function redisBus(
   })
   return {
     publish(change) {
-      if (closed || !publisher.isReady) return
-      publisher.publish(CHANGES_CHANNEL, parts.encode(change)).catch(parts.onError)
+      if (closed) return
+      // Numbered even when it cannot be sent: the others then find it missing from the heads.
+      const payload = parts.encode(change)
+      if (!publisher.isReady) return
+      publisher.publish(CHANGES_CHANNEL, payload).catch(parts.onError)
     },
     subscribe(listener) {
       parts.listeners.push(listener)
