@@ -26,6 +26,7 @@ export function createExperimentListing(deps: {
         search?: string
         created_by_id?: number
         feature_flag_id?: number
+        prompt_name?: string
         order?: string
       },
     ) {
@@ -37,12 +38,20 @@ export function createExperimentListing(deps: {
       })
       const flags = new Map((await deps.flagRows.allForTeam(teamId)).map((f) => [f.id, f]))
       let filtered = rows
+      // PostHog matches `parameters.prompt_metadata.name` exactly; an empty value filters nothing.
+      if (query.prompt_name) {
+        const name = query.prompt_name
+        filtered = filtered.filter(
+          (r) =>
+            parse<{ prompt_metadata?: { name?: unknown } } | null>(r.parameters, null)?.prompt_metadata?.name === name,
+        )
+      }
       const status = query.status === 'complete' ? 'stopped' : query.status
       if (status && status !== 'all') {
         if (!['draft', 'running', 'paused', 'stopped'].includes(status)) {
           throw new ValidationError(`"${query.status}" is not a valid choice.`, 'status', 'invalid_choice')
         }
-        filtered = rows.filter((r) => {
+        filtered = filtered.filter((r) => {
           const s = statusOf(r, flags.get(r.feature_flag_id))
           return status === 'running' ? s === 'running' : s === status
         })

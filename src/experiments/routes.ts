@@ -5,6 +5,7 @@ import { pageParams, paginate } from '../http/pagination.js'
 import { ProjectParams } from '../projects/schemas.js'
 import type { ExperimentCopies } from './copy.js'
 import type { MetricsRecalculation } from './metrics-recalculation.js'
+import { PROMPT_TEMPLATES } from './prompt-templates.js'
 import type { ExperimentResources } from './resources.js'
 import { calculateRunningTime } from './running-time.js'
 import {
@@ -24,6 +25,7 @@ import {
   MetricsRecalculationInput,
   MetricsRecalculationParams,
   MetricsRecalculationRecord,
+  PromptTemplateList,
   pageOf,
   RecalculateInput,
   RecalculationRecord,
@@ -83,7 +85,7 @@ export function experimentRoutes(deps: {
           schema: {
             summary: 'List experiments',
             description:
-              'Experiments that are not deleted, newest first unless `order` names a field; archived ones only with `archived=true`. Filters: `status` (draft, running, paused, stopped/complete, all), `search`, `created_by_id`, `feature_flag_id`. Offset pages (`limit`, `offset`). Needs scope `experiment:read`.',
+              'Experiments that are not deleted, newest first unless `order` names a field; archived ones only with `archived=true`. Filters: `status` (draft, running, paused, stopped/complete, all), `search`, `created_by_id`, `feature_flag_id`, `prompt_name` (exact `parameters.prompt_metadata.name`). Offset pages (`limit`, `offset`). Needs scope `experiment:read`.',
             tags,
             params: ProjectParams,
             querystring: ExperimentListQuery,
@@ -179,6 +181,21 @@ export function experimentRoutes(deps: {
           config: read,
         },
         async (req) => experiments.stats(req.project.id),
+      )
+      app.get(
+        `${prefix}/prompt_templates/`,
+        {
+          schema: {
+            summary: 'Metric templates for experiments on LLM prompt versions',
+            description:
+              "PostHog's fixed catalogue of the metric templates (`cost`, `latency`, `eval_pass_rate`) its `create_from_prompt/` attaches to an experiment comparing versions of a stored LLM prompt: a list of `{key, label, description}`. Burrow has no stored LLM prompts, so `create_from_prompt/` itself is not served. Needs scope `experiment:read`.",
+            tags,
+            params: ProjectParams,
+            response: { 200: PromptTemplateList, ...errors },
+          },
+          config: read,
+        },
+        async () => PROMPT_TEMPLATES,
       )
       app.post(
         `${prefix}/calculate_running_time/`,

@@ -86,6 +86,8 @@ export const ExperimentListQuery = Type.Object({
   search: Type.Optional(Type.String()),
   created_by_id: Type.Optional(Type.Integer()),
   feature_flag_id: Type.Optional(Type.Integer()),
+  /** Experiments whose `parameters.prompt_metadata.name` is this value (PostHog's LLM-prompt experiments). */
+  prompt_name: Type.Optional(Type.String()),
   order: Type.Optional(Type.String()),
 })
 
@@ -97,6 +99,10 @@ export const ExperimentPage = Type.Object({
   previous: Nullable(Type.String()),
   results: Type.Array(ExperimentRecord),
 })
+
+export const PromptTemplateList = Type.Array(
+  Type.Object({ key: Type.String(), label: Type.String(), description: Type.String() }),
+)
 
 export const EligibleQuery = Type.Object({
   search: Type.Optional(Type.String()),
