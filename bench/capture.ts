@@ -1,22 +1,45 @@
 /**
- * Capture throughput and latency.
- * 1. Acknowledged throughput: ~1 KB posthog-js events in batches of 50 from concurrent connections; every
- *    acknowledged event is then counted in the store.
- * 2. Storage ceiling in the same run: the same rows inserted straight into chDB from one process, no HTTP.
- * 3. p99 of single-event capture at a fixed 2,000 req/s from known persons; also, reported apart, while persons
- *    are being created (the warm-up, and a phase where every event comes from a new person).
+ * Capture throughput and latency, each figure against a baseline measured in the same run.
+ * 1. Throughput, BENCH_ROUNDS (3) alternating rounds, medians reported: in each round
+ *    a. capture: ~1 KB posthog-js events in batches of 50 from 32 connections (wrk); afterwards every
+ *       acknowledged event must be counted in the store;
+ *    b. the engine alone (`bench/capture-engine.ts`, a process of its own): the same rows, encoded as capture
+ *       encodes them before the clock starts, inserted as TabSeparated into the real events schema;
+ *    c. a Fastify route that only parses the same `/batch/` JSON (`bench/capture-parse-only.ts`), same load.
+ * 2. Batch latency at 80 % of the median maximum (paced, open loop): p99 against p50.
+ * 3. Single-event capture at 2,000 req/s (paced): the first 10 s after a start (every user new at first), then
+ *    known persons, then every event from a new person; on SQLite, and on PostgreSQL when BENCH_DATABASE_URL is
+ *    reachable (default postgres://postgres@127.0.0.1:5432/test; BENCH_PG=0 skips it).
+ *
+ * BENCH_PARTS (default `throughput,batch,single`) picks parts; BENCH_PROFILE=<dir> writes a CPU profile of the
+ * server of each throughput round (summarise it with `bench/capture-profile.ts`).
  */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
+import pg from 'pg'
 import { migrateEventStore, openEventStore } from '../src/storage/events/index.js'
-import { printTable, realisticEvent, startServer } from './lib.js'
+import type { EngineFigure } from './capture-engine.js'
+import { machineLine, percentile, printTable, realisticEvent, root, startServer } from './lib.js'
 import { type PacedResult, pacedLoad } from './paced.js'
 import { FRESH_UUID, maxLoad } from './wrk.js'
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 20)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const BATCH = 50
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
+const ENGINE_ROWS_PER_INSERT = Number(process.env.BENCH_ENGINE_ROWS ?? 10_000)
+const ENGINE_TOTAL_ROWS = Number(process.env.BENCH_ENGINE_TOTAL ?? 200_000)
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'throughput,batch,single').split(','))
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+const load = () => machineLine()[1]
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  )
 
 async function countEvents(dataDir: string): Promise<number> {
   const store = openEventStore(`chdb:${path.join(dataDir, 'chdb')}`)
@@ -26,21 +49,50 @@ async function countEvents(dataDir: string): Promise<number> {
   return result.rows[0][0]
 }
 
-async function throughput() {
+/** `/batch/` bodies of 50 events with a fresh-uuid marker in each (wrk writes a new uuid there per request). */
+function batchBodies(token: string, count: number, markUuids: boolean): string[] {
+  let n = 0
+  return Array.from({ length: count }, () =>
+    JSON.stringify({
+      api_key: token,
+      batch: Array.from({ length: BATCH }, () => {
+        const event = realisticEvent(n++, token)
+        return markUuids ? { ...event, uuid: FRESH_UUID } : event
+      }),
+    }),
+  )
+}
+
+/** CPU seconds of a process's threads so far: its main thread, Node's other threads, the engine's threads. */
+function threadCpu(pid: number): { main: number; node: number; engine: number } {
+  const out = { main: 0, node: 0, engine: 0 }
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      // Fields after the name (which is in parentheses and may hold spaces): utime and stime are the 12th, 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      if (Number(tid) === pid) out.main += seconds
+      else if (name === 'node' || name.startsWith('libuv')) out.node += seconds
+      else out.engine += seconds
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out
+}
+
+async function captureThroughput(round: number) {
+  const profileDir = process.env.BENCH_PROFILE ? path.join(process.env.BENCH_PROFILE, `round-${round}`) : undefined
   const server = await startServer({}, [
-    ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []),
   ])
   const token = server.credentials.project_api_key
-  let n = 0
-  // Bodies with a fresh-uuid marker in every event: wrk writes a new uuid there in every request (a reused uuid
-  // would be deduplicated, not stored), so the load generator spends its CPU on sending.
-  const bodies = Array.from({ length: 200 }, () =>
-    JSON.stringify({
-      api_key: token,
-      batch: Array.from({ length: BATCH }, () => ({ ...realisticEvent(n++, token), uuid: FRESH_UUID })),
-    }),
-  )
+  const bodies = batchBodies(token, 200, true)
+  const pid = server.child.pid as number
+  const cpuBefore = threadCpu(pid)
   const result = await maxLoad({
     url: `${server.url}/batch/`,
     durationS: DURATION_S,
@@ -48,109 +100,225 @@ async function throughput() {
     headers: { 'content-type': 'application/json' },
     bodies,
   })
+  const cpuAfter = threadCpu(pid)
   await server.stop()
-  const acknowledgedEvents = (result.requests - result.non2xx) * BATCH
+  const acknowledged = (result.requests - result.non2xx) * BATCH
   const stored = await countEvents(server.dataDir)
-  const bytesPerEvent = Buffer.byteLength(JSON.stringify(realisticEvent(1, token)))
   fs.rmSync(server.dataDir, { recursive: true, force: true })
   return {
-    eventsPerSecond: acknowledgedEvents / DURATION_S,
-    acknowledgedEvents,
+    eventsPerSecond: acknowledged / DURATION_S,
+    acknowledged,
     stored,
     errors: result.errors,
+    p50: result.p50,
     p99: result.p99,
-    tool: result.tool,
-    bytesPerEvent,
+    profileDir,
+    /** CPU µs per acknowledged event: the request thread, Node's other threads, the engine's threads. */
+    cpuMicros: {
+      main: ((cpuAfter.main - cpuBefore.main) * 1e6) / acknowledged,
+      node: ((cpuAfter.node - cpuBefore.node) * 1e6) / acknowledged,
+      engine: ((cpuAfter.engine - cpuBefore.engine) * 1e6) / acknowledged,
+    },
   }
 }
 
-async function ceiling(batchRows: number, totalRows: number) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-ceiling-'))
-  const store = openEventStore(`chdb:${dir}`)
-  await migrateEventStore(store)
-  const token = 'phc_bench'
-  const started = performance.now()
-  for (let done = 0; done < totalRows; done += batchRows) {
-    let ndjson = ''
-    for (let i = 0; i < batchRows; i++) {
-      const e = realisticEvent(done + i, token)
-      const props = e.properties as Record<string, unknown>
-      ndjson += `${JSON.stringify({
-        uuid: e.uuid,
-        team_id: 1,
-        event: e.event,
-        distinct_id: props.distinct_id,
-        person_id: '00000000-0000-0000-0000-000000000000',
-        properties: JSON.stringify(props),
-        timestamp: new Date().toISOString().replace('T', ' ').replace('Z', ''),
-        created_at: new Date().toISOString().replace('T', ' ').replace('Z', ''),
-        elements_chain: '',
-        $session_id: props.$session_id,
-        $window_id: props.$window_id,
-        $group_0: '',
-        $group_1: '',
-        $group_2: '',
-        $group_3: '',
-        $group_4: '',
-      })}\n`
-    }
-    await store.insertJsonEachRow('events', ndjson)
+function engineCeiling(): EngineFigure {
+  const out = execFileSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'bench/capture-engine.ts',
+      String(ENGINE_ROWS_PER_INSERT),
+      String(ENGINE_TOTAL_ROWS),
+      ...(process.env.BENCH_ENGINE_VARIANTS ?? 'tsv').split(' '),
+    ],
+    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  const figures = out
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as EngineFigure)
+  // The first variant is what capture sends; others are printed for comparison.
+  for (const f of figures.slice(1)) {
+    process.stderr.write(
+      `  engine variant ${f.variant}: ${f.rowsPerSecond.toFixed(0)} rows/s, ${f.cpuMicrosPerRow} µs\n`,
+    )
   }
-  const seconds = (performance.now() - started) / 1000
-  await store.close()
-  fs.rmSync(dir, { recursive: true, force: true })
-  return totalRows / seconds
+  return figures[0]
 }
 
-async function singleEventLatency() {
+async function parseOnly(): Promise<number> {
+  const port = 20_000 + Math.floor(Math.random() * 5000)
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/capture-parse-only.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (d) => String(d).includes('listening') && resolve())
+    child.once('exit', (code) => reject(new Error(`parse-only server exited (${code})`)))
+  })
+  const result = await maxLoad({
+    url: `http://127.0.0.1:${port}/batch/`,
+    durationS: Math.min(DURATION_S, 10),
+    connections: CONNECTIONS,
+    headers: { 'content-type': 'application/json' },
+    bodies: batchBodies('phc_parse_only', 200, true),
+  })
+  child.kill('SIGTERM')
+  await new Promise((r) => child.once('exit', r))
+  return ((result.requests - result.non2xx) * BATCH) / Math.min(DURATION_S, 10)
+}
+
+/** Batches of 50 at a fixed rate (paced, open loop) after every user was seen once: p50 and p99. */
+async function batchLatency(eventsPerSecond: number, durationS = 10) {
   const server = await startServer()
+  const token = server.credentials.project_api_key
+  const url = `${server.url}/batch/`
+  const headers = { 'content-type': 'application/json' }
+  // Warm-up: each of the 5,000 users once.
+  await pacedLoad({ url, rate: 50, durationS: 2, headers, bodies: batchBodies(token, 100, false) })
+  const rate = Math.round(eventsPerSecond / BATCH)
+  const result = await pacedLoad({ url, rate, durationS, headers, bodies: batchBodies(token, rate * durationS, false) })
+  await server.stop()
+  fs.rmSync(server.dataDir, { recursive: true, force: true })
+  return { rate, ...result }
+}
+
+async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
+  const name = `burrow_bench_${crypto.randomBytes(5).toString('hex')}`
+  const admin = new pg.Client({ connectionString: PG_URL })
+  try {
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${name}`)
+  } catch {
+    return undefined
+  } finally {
+    await admin.end().catch(() => undefined)
+  }
+  const url = new URL(PG_URL)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: PG_URL })
+      await c.connect()
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await c.end()
+    },
+  }
+}
+
+async function singleEventLatency(env: Record<string, string>) {
+  const server = await startServer(env)
   const token = server.credentials.project_api_key
   const url = `${server.url}/i/v0/e/`
   const headers = { 'content-type': 'application/json' }
   // Fresh uuids per request: a reused body would be deduplicated, not stored.
-  const bodies = Array.from({ length: 40_000 }, (_, i) =>
+  const bodies = Array.from({ length: 60_000 }, (_, i) =>
     JSON.stringify({ api_key: token, ...realisticEvent(i, token) }),
   )
-  // Warm-up: every one of the 5,000 users once (a running server has seen its users), which creates them.
-  const creating = await pacedLoad({ url, rate: 1000, durationS: 6, headers, bodies: bodies.slice(0, 6000) })
-  const steady = await pacedLoad({ url, rate: 2000, durationS: 15, headers, bodies: bodies.slice(6000) })
-  // Then every event from a person never seen before: each creates a person in the metadata store.
+  // Straight after the start: 2,000 req/s from 5,000 users, each new on its first event.
+  const afterStart = await pacedLoad({ url, rate: 2000, durationS: 10, headers, bodies: bodies.slice(0, 20_000) })
+  const known = await pacedLoad({ url, rate: 2000, durationS: 10, headers, bodies: bodies.slice(20_000, 40_000) })
+  // Every event from a person never seen before: each creates a person in the metadata store.
   const strangers = Array.from({ length: 20_000 }, (_, i) => {
     const event = realisticEvent(i, token)
     ;(event.properties as Record<string, unknown>).distinct_id = `stranger-${i}`
     return JSON.stringify({ api_key: token, ...event })
   })
   const newPersons = await pacedLoad({ url, rate: 2000, durationS: 10, headers, bodies: strangers })
+  // Known persons again: the figure to compare with, taken on both sides of the new persons.
+  const knownAgain = await pacedLoad({ url, rate: 2000, durationS: 10, headers, bodies: bodies.slice(40_000) })
   await server.stop()
   fs.rmSync(server.dataDir, { recursive: true, force: true })
-  return { creating, steady, newPersons }
+  return { afterStart, known, newPersons, knownAgain }
 }
 
-const latencies = (r: PacedResult) => `${r.p50.toFixed(2)} / ${r.p99.toFixed(2)} / ${r.max.toFixed(1)}`
+const latencies = (r: PacedResult) => `${r.p50.toFixed(2)} / ${r.p99.toFixed(2)} / ${r.max.toFixed(1)} ms`
+const rows: [string, string][] = [machineLine()]
+let maxEventsPerSecond = Number(process.env.BENCH_MAX_EVENTS ?? 0)
 
-const t = await throughput()
-if (process.env.BENCH_ONLY_THROUGHPUT) {
-  process.stdout.write(`${JSON.stringify(t)}\n`)
-  process.exit(0)
+if (PARTS.has('throughput')) {
+  const rounds: { capture: Awaited<ReturnType<typeof captureThroughput>>; engine: EngineFigure; parse: number }[] = []
+  for (let round = 1; round <= ROUNDS; round++) {
+    const before = load()
+    const capture = await captureThroughput(round)
+    const engine = engineCeiling()
+    const parse = await parseOnly()
+    rounds.push({ capture, engine, parse })
+    rows.push([
+      `round ${round} (load before: ${before})`,
+      `capture ${capture.eventsPerSecond.toFixed(0)} ev/s (${capture.acknowledged} acknowledged, ` +
+        `${capture.stored} counted, p50/p99 ${capture.p50}/${capture.p99} ms, CPU µs/event request thread ` +
+        `${capture.cpuMicros.main.toFixed(1)}, node threads ${capture.cpuMicros.node.toFixed(1)}, engine threads ` +
+        `${capture.cpuMicros.engine.toFixed(1)}); engine ` +
+        `${engine.rowsPerSecond.toFixed(0)} rows/s (${engine.cpuMicrosPerRow.toFixed(1)} µs CPU/row); ` +
+        `parse-only ${parse.toFixed(0)} ev/s; capture/engine ${(capture.eventsPerSecond / engine.rowsPerSecond).toFixed(2)}`,
+    ])
+  }
+  const captureRate = median(rounds.map((r) => r.capture.eventsPerSecond))
+  const engineRate = median(rounds.map((r) => r.engine.rowsPerSecond))
+  const parseRate = median(rounds.map((r) => r.parse))
+  maxEventsPerSecond = captureRate
+  rows.push(
+    ['capture, acknowledged events/s (median)', captureRate.toFixed(0)],
+    [`engine alone, ${ENGINE_ROWS_PER_INSERT}-row TabSeparated inserts, rows/s (median)`, engineRate.toFixed(0)],
+    ['parse-only route, events/s (median)', parseRate.toFixed(0)],
+    [
+      'capture / engine, per round (goal ≥ 0.7)',
+      rounds.map((r) => (r.capture.eventsPerSecond / r.engine.rowsPerSecond).toFixed(2)).join(' / '),
+    ],
+    ['capture / engine, medians', (captureRate / engineRate).toFixed(2)],
+    ['capture / parse-only, medians', (captureRate / parseRate).toFixed(3)],
+    [
+      'every acknowledged event counted',
+      rounds.every((r) => r.capture.stored >= r.capture.acknowledged) ? 'yes' : 'NO',
+    ],
+    ['failed requests', rounds.map((r) => r.capture.errors).join(' / ')],
+  )
 }
-const ceiling500 = await ceiling(500, 100_000)
-const ceiling10k = await ceiling(10_000, 200_000)
-const single = await singleEventLatency()
 
-printTable('Capture benchmark', [
-  ['event size (JSON bytes)', String(t.bytesPerEvent)],
-  ['acknowledged events/s (batches of 50)', t.eventsPerSecond.toFixed(0)],
-  ['acknowledged events / counted in store', `${t.acknowledgedEvents} / ${t.stored}`],
-  ['failed requests', String(t.errors)],
-  ['batch request p99 (ms)', String(t.p99)],
-  ['storage ceiling, 500-row inserts (rows/s)', ceiling500.toFixed(0)],
-  ['storage ceiling, 10,000-row inserts (rows/s)', ceiling10k.toFixed(0)],
-  ['ratio to 500-row ceiling', (t.eventsPerSecond / ceiling500).toFixed(2)],
-  ['ratio to 10,000-row ceiling', (t.eventsPerSecond / ceiling10k).toFixed(2)],
-  ['single-event capture at 2,000 req/s: achieved req/s', single.steady.rps.toFixed(0)],
-  ['single-event capture (paced) p50 / p99 / max (ms)', latencies(single.steady)],
-  ['single-event failed requests', String(single.steady.errors)],
-  ['  warm-up, 1,000 req/s creating 5,000 persons: p50 / p99 / max', latencies(single.creating)],
-  ['  2,000 req/s, every event a new person: p50 / p99 / max', latencies(single.newPersons)],
-  ['  failed requests in these two', String(single.creating.errors + single.newPersons.errors)],
-])
+if (PARTS.has('batch')) {
+  if (!maxEventsPerSecond) throw new Error('BENCH_MAX_EVENTS: the maximum events/s (or run the throughput part)')
+  const before = load()
+  const b = await batchLatency(0.8 * maxEventsPerSecond)
+  rows.push(
+    [
+      `batches at 80% of max: ${b.rate} req/s × 50 (load before: ${before})`,
+      `achieved ${(b.rps * 50).toFixed(0)} ev/s`,
+    ],
+    ['  p50 / p99 / max', latencies(b)],
+    ['  p99 / p50 (goal ≤ 4)', (b.p99 / b.p50).toFixed(2)],
+    ['  failed requests', String(b.errors)],
+  )
+}
+
+if (PARTS.has('single')) {
+  const stores: [string, Record<string, string>, (() => Promise<void>) | undefined][] = [['SQLite', {}, undefined]]
+  if (process.env.BENCH_PG !== '0') {
+    const db = await freshDatabase()
+    if (db) stores.push(['PostgreSQL', { DATABASE_URL: db.url }, db.drop])
+    else rows.push(['PostgreSQL', `not reachable at ${PG_URL}: skipped`])
+  }
+  for (const [name, env, drop] of stores) {
+    const before = load()
+    const s = await singleEventLatency(env)
+    await drop?.()
+    rows.push(
+      [`${name}: single events at 2,000 req/s (load before: ${before})`, 'p50 / p99 / max'],
+      ['  first 10 s after the start (goal p99 ≤ 100 ms)', latencies(s.afterStart)],
+      ['  known persons, before / after the new ones', `${latencies(s.known)}; ${latencies(s.knownAgain)}`],
+      ['  every event a new person', latencies(s.newPersons)],
+      [
+        '  new / known p99, known before / after (goal ≤ 3)',
+        `${(s.newPersons.p99 / s.known.p99).toFixed(2)} / ${(s.newPersons.p99 / s.knownAgain.p99).toFixed(2)}`,
+      ],
+      ['  failed requests', String(s.afterStart.errors + s.known.errors + s.newPersons.errors + s.knownAgain.errors)],
+    )
+  }
+}
+
+rows.push(['machine after', load()])
+printTable('Capture benchmark', rows)
