@@ -332,6 +332,7 @@ export function createPersonProcessor(deps: {
     const runTransaction = () =>
       deps.persons.db.transaction().execute(async (tx) => {
         if (shared) await readCurrent(tx)
+        else await readUncached(tx)
         const lookup = async (distinctId: string): Promise<CachedPerson | null> => {
           const key = cacheKey(teamId, distinctId)
           if (staged.has(key)) return staged.get(key) ?? null
@@ -381,7 +382,33 @@ export function createPersonProcessor(deps: {
             version,
           })
 
-        const createPerson = async (distinctIds: string[], props: Props, identified: boolean, createdAt: string) => {
+        /**
+         * Persons created by this batch and not yet inserted, with their distinct ids: written together, in one
+         * statement per table, before any other statement of the batch (a launch or a bot wave brings thousands
+         * of new persons a second, and a statement each made them wait on one another).
+         */
+        const unwritten = new Map<string, { person: CachedPerson; distinctIds: string[] }>()
+        const writeCreated = async () => {
+          if (unwritten.size === 0) return
+          const rows = [...unwritten.values()]
+          unwritten.clear()
+          await deps.persons.insertPersons(
+            tx,
+            rows.map(({ person }) => ({
+              id: person.id,
+              team_id: teamId,
+              properties: JSON.stringify(person.properties),
+              is_identified: person.isIdentified ? 1 : 0,
+              version: person.version,
+              created_at: person.createdAt,
+            })),
+            rows.flatMap(({ person, distinctIds }) =>
+              distinctIds.map((d) => ({ team_id: teamId, distinct_id: d, person_id: person.id, version: 0 })),
+            ),
+          )
+        }
+
+        const createPerson = (distinctIds: string[], props: Props, identified: boolean, createdAt: string) => {
           const person: CachedPerson = {
             id: crypto.randomUUID(),
             properties: props,
@@ -389,22 +416,8 @@ export function createPersonProcessor(deps: {
             version: 0,
             createdAt,
           }
-          await tx
-            .insertInto('persons')
-            .values({
-              id: person.id,
-              team_id: teamId,
-              properties: JSON.stringify(props),
-              is_identified: identified ? 1 : 0,
-              version: 0,
-              created_at: createdAt,
-            })
-            .execute()
+          unwritten.set(person.id, { person, distinctIds })
           for (const d of distinctIds) {
-            await tx
-              .insertInto('person_distinct_ids')
-              .values({ team_id: teamId, distinct_id: d, person_id: person.id, version: 0 })
-              .execute()
             stage(d, person)
             mirrorDistinctId(d, person.id, 0)
           }
@@ -415,6 +428,12 @@ export function createPersonProcessor(deps: {
         const savePerson = async (person: CachedPerson) => {
           const read = person.version
           person.version += 1
+          if (unwritten.has(person.id)) {
+            // Not inserted yet: it is inserted as it is now.
+            mirrorPerson(person)
+            return
+          }
+          await writeCreated()
           const updated = await tx
             .updateTable('persons')
             .set({
@@ -431,6 +450,7 @@ export function createPersonProcessor(deps: {
         }
 
         const addDistinctId = async (person: CachedPerson, distinctId: string) => {
+          await writeCreated()
           await tx
             .insertInto('person_distinct_ids')
             .values({ team_id: teamId, distinct_id: distinctId, person_id: person.id, version: 0 })
@@ -442,6 +462,7 @@ export function createPersonProcessor(deps: {
 
         /** Moves every distinct id of `source` to `target` and removes `source`; target's properties win. */
         const merge = async (source: CachedPerson, target: CachedPerson) => {
+          await writeCreated()
           const moved = await tx
             .selectFrom('person_distinct_ids')
             .select(['distinct_id', 'version'])
@@ -504,12 +525,12 @@ export function createPersonProcessor(deps: {
             const otherPerson = await lookup(other)
             const force = ev.event === '$merge_dangerously'
             if (!person && !otherPerson) {
-              person = await createPerson([ev.distinctId, other], {}, true, ev.timestamp.toISOString())
+              person = createPerson([ev.distinctId, other], {}, true, ev.timestamp.toISOString())
             } else if (person && !otherPerson) {
               await addDistinctId(person, other)
             } else if (!person && otherPerson) {
               if (otherPerson.isIdentified && !force && ev.event === '$identify') {
-                person = await createPerson([ev.distinctId], {}, true, ev.timestamp.toISOString())
+                person = createPerson([ev.distinctId], {}, true, ev.timestamp.toISOString())
               } else {
                 await addDistinctId(otherPerson, ev.distinctId)
                 person = otherPerson
@@ -522,7 +543,7 @@ export function createPersonProcessor(deps: {
 
           const hasChanges = !person || changesProperties(person.properties, ev)
           if (!person) {
-            person = await createPerson(
+            person = createPerson(
               [ev.distinctId],
               applyChanges({}, ev),
               ev.event === '$identify',
@@ -535,6 +556,7 @@ export function createPersonProcessor(deps: {
           personIds[i] = person.id
         }
 
+        await writeCreated()
         // Readers cache persons by distinct id: those of an updated person this batch did not name must hear too.
         if (deps.onChanged && updatedPersons.size > 0) {
           for (const distinctId of await deps.persons.distinctIdsOfPersons(tx, [...updatedPersons])) {
@@ -558,6 +580,7 @@ export function createPersonProcessor(deps: {
             if (created !== undefined) return created
           }
           if (types.size >= MAX_GROUP_TYPES) return undefined
+          await writeCreated()
           const index = types.size
           const inserted = await tx
             .insertInto('group_type_mappings')
@@ -585,6 +608,7 @@ export function createPersonProcessor(deps: {
           const index = await ensureGroupType(type)
           if (index === undefined) return
           const set = isObject(ev.properties.$group_set) ? ev.properties.$group_set : {}
+          await writeCreated()
           const existing = await tx
             .selectFrom('groups')
             .selectAll()
@@ -650,6 +674,21 @@ export function createPersonProcessor(deps: {
       } catch {}
     }
     return split()
+
+    /**
+     * One process owns the store (no lock): the persons of the distinct ids the batch names and the cache does not
+     * hold, read in one statement and staged, instead of a look-up per new distinct id.
+     */
+    async function readUncached(tx: Transaction<MetaDatabase>) {
+      const unknown = new Set<string>()
+      for (const ev of events) {
+        for (const distinctId of [ev.distinctId, mergeTarget(ev)]) {
+          if (distinctId !== undefined && !cache.has(cacheKey(teamId, distinctId))) unknown.add(distinctId)
+        }
+      }
+      if (unknown.size === 0) return
+      for (const [key, person] of await currentPersons(tx, teamId, unknown)) staged.set(key, person)
+    }
 
     /**
      * Under the project's lock, the current person of every distinct id the batch names, staged for it: a cached

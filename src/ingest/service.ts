@@ -276,27 +276,10 @@ export function createIngestService(deps: {
             }
           : undefined
       const createdAt = chTime(now)
-      const rows: EventRow[] = events.map((ev, i) => {
-        const groups = processed.groupColumns[i]
-        return {
-          uuid: ev.uuid,
-          team_id: project.id,
-          event: ev.event,
-          distinct_id: ev.distinctId,
-          person_id: processed.personIds[i],
-          properties: JSON.stringify(ev.properties),
-          timestamp: chTime(ev.timestamp),
-          created_at: createdAt,
-          elements_chain: ev.elementsChain,
-          $session_id: ev.sessionId ?? '',
-          $window_id: ev.windowId ?? '',
-          $group_0: groups[0],
-          $group_1: groups[1],
-          $group_2: groups[2],
-          $group_3: groups[3],
-          $group_4: groups[4],
-        }
-      })
+      const rows: EventRow[] = new Array(events.length)
+      for (let i = 0; i < events.length; i++) {
+        rows[i] = eventRow(events[i], project.id, processed.personIds[i], processed.groupColumns[i], createdAt)
+      }
       let result: CommitResult
       try {
         result = await deps.committer.commit({ events: rows, ...mirror })
@@ -323,6 +306,34 @@ export function createIngestService(deps: {
       await runBackground()
       await runBackground()
     },
+  }
+}
+
+/** An event's row for the event store (its properties serialised once, here). */
+function eventRow(
+  ev: NormalizedEvent,
+  teamId: number,
+  personId: string,
+  groups: string[],
+  createdAt: string,
+): EventRow {
+  return {
+    uuid: ev.uuid,
+    team_id: teamId,
+    event: ev.event,
+    distinct_id: ev.distinctId,
+    person_id: personId,
+    properties: JSON.stringify(ev.properties),
+    timestamp: chTime(ev.timestamp),
+    created_at: createdAt,
+    elements_chain: ev.elementsChain,
+    $session_id: ev.sessionId ?? '',
+    $window_id: ev.windowId ?? '',
+    $group_0: groups[0],
+    $group_1: groups[1],
+    $group_2: groups[2],
+    $group_3: groups[3],
+    $group_4: groups[4],
   }
 }
 

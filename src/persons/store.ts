@@ -1,6 +1,6 @@
-import { CompiledQuery, type Kysely, type Selectable, sql, type Transaction } from 'kysely'
+import { CompiledQuery, type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely'
 import type { MetaDialect } from '../storage/meta/db.js'
-import type { GroupTable, MetaDatabase, PersonTable } from '../storage/meta/schema.js'
+import type { GroupTable, MetaDatabase, PersonDistinctIdTable, PersonTable } from '../storage/meta/schema.js'
 
 export type PersonRow = Selectable<PersonTable>
 export type GroupRow = Selectable<GroupTable>
@@ -10,6 +10,8 @@ type Db = Kysely<MetaDatabase> | Transaction<MetaDatabase>
 const PERSONS_LOCK = 1_885_696_883
 /** Distinct ids read in one statement at most. */
 const CHUNK = 1_000
+/** Rows inserted in one statement at most. */
+const INSERT_CHUNK = 1_000
 
 /**
  * Persons, distinct ids, groups and group types: the source of truth for person and group properties.
@@ -50,6 +52,26 @@ export function createPersonStore(db: Kysely<MetaDatabase>, dialect: MetaDialect
       if (shared) await sql`SELECT pg_advisory_xact_lock(${PERSONS_LOCK}, ${teamId})`.execute(tx)
     },
     personFor,
+    /** New persons and their distinct ids, in as few statements as the databases' parameter limits allow. */
+    async insertPersons(
+      tx: Transaction<MetaDatabase>,
+      persons: Insertable<PersonTable>[],
+      distinctIds: Insertable<PersonDistinctIdTable>[],
+    ): Promise<void> {
+      // SQLite takes at most 32,766 parameters per statement, PostgreSQL 65,535: six and four per row.
+      for (let i = 0; i < persons.length; i += INSERT_CHUNK) {
+        await tx
+          .insertInto('persons')
+          .values(persons.slice(i, i + INSERT_CHUNK))
+          .execute()
+      }
+      for (let i = 0; i < distinctIds.length; i += INSERT_CHUNK) {
+        await tx
+          .insertInto('person_distinct_ids')
+          .values(distinctIds.slice(i, i + INSERT_CHUNK))
+          .execute()
+      }
+    },
     /** The persons of many distinct ids in one statement per thousand, each row with the distinct id it was found by. */
     async personsFor(tx: Db, teamId: number, distinctIds: string[]) {
       const rows: (PersonRow & { distinct_id: string })[] = []

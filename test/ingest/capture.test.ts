@@ -483,6 +483,64 @@ describe('persons of requests that arrive together', () => {
   })
 })
 
+describe('persons created and changed in one batch', () => {
+  it('stores the last state of a person created and updated in one batch, and merges two new persons', async () => {
+    const [a, b, c] = ['a', 'b', 'c'].map((s) => `${distinctId}-${s}`)
+    const res = await post('/batch/', {
+      api_key: token,
+      batch: [
+        { event: 'e', distinct_id: a, properties: { $set: { n: 1 }, $set_once: { first: 'x' } } },
+        { event: 'e', distinct_id: a, properties: { $set: { n: 2 }, $set_once: { first: 'y' } } },
+        { event: 'e', distinct_id: c, properties: { $set: { from: 'c' } } },
+        // b is new, c was created just before in this batch: c's person gets b.
+        { event: '$identify', distinct_id: b, properties: { $anon_distinct_id: c, $set: { email: 'b@x' } } },
+        { event: 'e', distinct_id: b, properties: { $set: { from: 'b' } } },
+      ],
+    })
+    expect(res.statusCode).toBe(200)
+    const personA = await personOf(a)
+    expect(personA?.properties).toEqual({ n: 2, first: 'x' })
+    // Created (version 0) then changed once.
+    expect(Number(personA?.version)).toBe(1)
+    const personB = await personOf(b)
+    const personC = await personOf(c)
+    expect(personB?.id).toBe(personC?.id)
+    expect(personB?.properties).toEqual({ from: 'b', email: 'b@x' })
+    expect(Number(personB?.is_identified)).toBe(1)
+    // Every event carries its person, and the event store's mirror has each person's last state.
+    expect((await eventsOf(a)).map((e) => e.personId)).toEqual([personA?.id, personA?.id])
+    expect((await eventsOf(b)).map((e) => e.personId)).toEqual([personB?.id, personB?.id])
+    const mirrored = await t.burrow.events.query<[string, string]>(
+      `SELECT toString(id), argMax(properties, version) FROM persons
+       WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)} GROUP BY id`,
+      { params: { team: t.creds.project_id, ids: [personA?.id, personB?.id] } },
+    )
+    const byId = new Map(mirrored.rows.map(([id, props]) => [id, JSON.parse(props)]))
+    expect(byId.get(personA?.id as string)).toEqual({ n: 2, first: 'x' })
+    expect(byId.get(personB?.id as string)).toEqual({ from: 'b', email: 'b@x' })
+  })
+
+  it('creates a thousand and more new persons of one batch, each with its own id', async () => {
+    // More than one insert statement's worth (1,000 rows each).
+    const batch = Array.from({ length: 1_203 }, (_, i) => ({
+      event: 'e',
+      distinct_id: `${distinctId}-${i}`,
+      properties: { $set: { i } },
+    }))
+    const res = await post('/batch/', { api_key: token, batch })
+    expect(res.statusCode).toBe(200)
+    const rows = await t.burrow.stores.persons.db
+      .selectFrom('person_distinct_ids')
+      .innerJoin('persons', 'persons.id', 'person_distinct_ids.person_id')
+      .select(['person_distinct_ids.distinct_id', 'persons.id', 'persons.properties'])
+      .where('person_distinct_ids.distinct_id', 'like', `${distinctId}-%`)
+      .execute()
+    expect(rows).toHaveLength(1_203)
+    expect(new Set(rows.map((r) => r.id)).size).toBe(1_203)
+    for (const r of rows) expect(JSON.parse(r.properties)).toEqual({ i: Number(r.distinct_id.split('-').pop()) })
+  })
+})
+
 describe('definitions discovery', () => {
   it('creates event and property definitions of the right kind and type from real capture traffic', async () => {
     const event = `discovered ${distinctId}`
