@@ -14,6 +14,7 @@ export const SCOPE_OBJECTS = [
   'group',
   'hog_function',
   'insight',
+  'llm_prompt',
   'notebook',
   'organization',
   'organization_member',

@@ -16,7 +16,9 @@ export async function migrateMeta(db: Kysely<any>, dialect: MetaDialect): Promis
       return out
     },
   }
-  const migrator = new Migrator({ db, provider })
+  // A migration may land under a number below one already released (each engineer is handed a number): a data
+  // dir that ran the later one still runs the earlier one when it arrives, instead of refusing to start.
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true })
   const { error, results } = await migrator.migrateToLatest()
   const failed = results?.find((r) => r.status === 'Error')
   if (error) {

@@ -19,6 +19,7 @@ import { cohortCalculations } from './0018-cohort-calculations.js'
 import { personDisplayNameProperties } from './0019-person-display-name-properties.js'
 import { experimentMetricsRecalculations } from './0021-experiment-metrics-recalculations.js'
 import { pathCleaningFilters } from './0022-path-cleaning-filters.js'
+import { llmPrompts } from './0023-llm-prompts.js'
 import { changeHeads } from './0024-change-heads.js'
 
 /** Every metadata migration, oldest first. Append only: released migrations never change. */
@@ -43,5 +44,6 @@ export const migrations: MetaMigration[] = [
   personDisplayNameProperties,
   experimentMetricsRecalculations,
   pathCleaningFilters,
+  llmPrompts,
   changeHeads,
 ]
