@@ -12,6 +12,7 @@ import { formatRows } from '../queries/format.js'
 import { splitSettings } from '../queries/runner.js'
 import type { EventStore } from '../storage/events/types.js'
 import { breakdownKeys, type MaterializationPlan, SYNC_FREQUENCIES } from './materialize.js'
+import { clusterMaterialization, ITEM_COLUMNS, ROW_COLUMN, replaceFromSelect, stagingOf } from './materialized-ddl.js'
 import type { EndpointStore, MaterializationRow } from './store.js'
 
 /** How often each process looks for due syncs. */
@@ -20,7 +21,6 @@ const SYNC_LEASE_MS = 5 * 60_000
 /** A failed sync is retried after 30 s, then 1, 2, 4 … minutes, never later than its own interval. */
 const RETRY_BASE_MS = 30_000
 const DUE_PER_TICK = 20
-const ROW_COLUMN = '__endpoint_row'
 
 export interface SyncTeam {
   id: number
@@ -32,7 +32,7 @@ export interface EndpointSyncDeps {
     EndpointStore,
     'due' | 'materialization' | 'updateMaterialization' | 'upsertMaterialization' | 'removeMaterialization'
   >
-  events: Pick<EventStore, 'exec' | 'query' | 'insertJsonEachRow'>
+  events: Pick<EventStore, 'exec' | 'query' | 'insertJsonEachRow' | 'cluster'>
   leases: JobLeases
   /** HogQL → ClickHouse SQL for the project, with no default LIMIT below the engine's maximum. */
   compile: (team: SyncTeam, hogql: string) => Promise<{ sql: string; params: Record<string, unknown> }>
@@ -86,40 +86,63 @@ export function createEndpointSync(deps: EndpointSyncDeps) {
     if (!planned.ok) throw new Error(planned.reason)
     const plan = planned.plan
     const table = row.table_name
+    const cluster = events.cluster && clusterMaterialization(table, events.cluster)
     if (plan.kind === 'hogql') {
       const compiled = await deps.compile(team, plan.hogql)
       const { sql, settings } = splitSettings(compiled.sql)
       // The compiler's SELECT runs read-only everywhere else; here it fills a table of ours, which is a write.
       delete settings.readonly
-      await events.exec(
-        `CREATE OR REPLACE TABLE ${table} ENGINE = MergeTree ORDER BY ${ROW_COLUMN} AS ` +
-          `SELECT *, toUInt64(rowNumberInAllBlocks()) AS ${ROW_COLUMN} FROM (${sql})`,
-        { params: compiled.params, settings },
-      )
+      const options = { params: compiled.params, settings }
+      if (cluster) {
+        await events.exec(cluster.dropStaging)
+        await events.exec(cluster.createStagingFromSelect(sql), options)
+        await events.exec(cluster.fillStaging(sql), options)
+        await swapIn(table)
+      } else {
+        await events.exec(replaceFromSelect(table, sql), options)
+      }
       return { kind: 'hogql', variable: plan.variable } satisfies HogQLShape
     }
     const response = await deps.runInsight(team, query, `${name}_materialization`)
     const items = Array.isArray(response.results) ? response.results : []
-    const staging = `${table}_staging`
-    await events.exec(
-      `CREATE OR REPLACE TABLE ${staging} (${ROW_COLUMN} UInt64, keys Array(String), item String) ` +
-        `ENGINE = MergeTree ORDER BY ${ROW_COLUMN}`,
-    )
+    const staging = stagingOf(table)
+    if (cluster) {
+      await events.exec(cluster.dropStaging)
+      await events.exec(cluster.createStagingForItems)
+    } else {
+      await events.exec(
+        `CREATE OR REPLACE TABLE ${staging} (${ITEM_COLUMNS}) ENGINE = MergeTree ORDER BY ${ROW_COLUMN}`,
+      )
+    }
     if (items.length > 0) {
       const ndjson = items
         .map((item, i) => JSON.stringify({ [ROW_COLUMN]: i, keys: breakdownKeys(item), item: JSON.stringify(item) }))
         .join('\n')
       await events.insertJsonEachRow(staging, ndjson)
     }
-    await events.exec(
-      `CREATE OR REPLACE TABLE ${table} ENGINE = MergeTree ORDER BY ${ROW_COLUMN} AS SELECT * FROM ${staging}`,
-    )
-    await events.exec(`DROP TABLE IF EXISTS ${staging}`)
+    if (cluster) {
+      await swapIn(table)
+    } else {
+      await events.exec(
+        `CREATE OR REPLACE TABLE ${table} ENGINE = MergeTree ORDER BY ${ROW_COLUMN} AS SELECT * FROM ${staging}`,
+      )
+      await events.exec(`DROP TABLE IF EXISTS ${staging}`)
+    }
     const envelope: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(response)) {
       if (k !== 'results' && k !== 'query_status') envelope[k] = v
     }
     return { kind: 'insight', breakdown: plan.breakdown, envelope } satisfies InsightShape
+  }
+
+  /** On a cluster: the filled staging table, once every replica has it, becomes the table on every node. */
+  async function swapIn(table: string) {
+    if (!events.cluster) return
+    const cluster = clusterMaterialization(table, events.cluster)
+    await events.exec(cluster.syncStaging)
+    const { rows } = await events.query<[number]>(`EXISTS TABLE ${table}`)
+    await events.exec(cluster.swapIn(Number(rows[0]?.[0]) === 1))
+    await events.exec(cluster.dropStaging)
   }
 
   /** One sync of one materialization, by the process holding its lease. */
@@ -160,8 +183,12 @@ export function createEndpointSync(deps: EndpointSyncDeps) {
   }
 
   async function dropTable(table: string) {
+    if (events.cluster) {
+      for (const statement of clusterMaterialization(table, events.cluster).drop) await events.exec(statement)
+      return
+    }
     await events.exec(`DROP TABLE IF EXISTS ${table}`)
-    await events.exec(`DROP TABLE IF EXISTS ${table}_staging`)
+    await events.exec(`DROP TABLE IF EXISTS ${stagingOf(table)}`)
   }
 
   async function tick() {
