@@ -74,6 +74,7 @@ import { insightRoutes } from './insights/routes.js'
 import { createInsightService } from './insights/service.js'
 import { createInsightStore } from './insights/store.js'
 import { createJobLeases } from './jobs/leases.js'
+import { createLlmPromptModule } from './llm-prompts/index.js'
 import { memberRoutes } from './organizations/member-routes.js'
 import { createMemberService } from './organizations/members.js'
 import { organizationRoutes } from './organizations/routes.js'
@@ -632,6 +633,8 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     onError: (err, what) => logError(err, what),
   })
   await app.register(endpoints.plugin)
+  const llmPrompts = createLlmPromptModule({ db: meta.db, users: stores.users, siteUrl: config.siteUrl, clock })
+  await app.register(llmPrompts.plugin)
   const experiments = createExperimentModule({
     db: meta.db,
     flags: services.flags,
