@@ -264,7 +264,9 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       pathCleaningFilters: pathCleaningRules(project?.path_cleaning_filters),
     }
   }
-  const cohortLoader = createCohortResolver(stores.cohorts, (teamId) => services.actions.hogql(teamId))
+  // One function each for the cache key and the compiler: the query service's per-request memo is keyed by it.
+  const actionsHogQL = (teamId: number) => services.actions.hogql(teamId)
+  const cohortLoader = createCohortResolver(stores.cohorts, actionsHogQL)
   const experimentSubjects = createExperimentSubjects(createExperimentStore(meta.db), stores.flags)
   const queries = createQueryService({
     events,
@@ -274,7 +276,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     persons: createPersonLookup(stores.persons),
     cohorts: cohortLoader,
     propertyTypes: (teamId) => services.definitions.getPropertyTypes(teamId),
-    actions: (teamId) => services.actions.hogql(teamId),
+    actions: actionsHogQL,
     runners: createInsightRunners({
       clock,
       settings: insightSettings,
@@ -285,7 +287,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     }),
     cacheContext: cacheContextLoader({
       settings: insightSettings,
-      actionsHogQL: (teamId) => services.actions.hogql(teamId),
+      actionsHogQL,
       actionNames: (teamId) => services.actions.infos(teamId),
       cohorts: cohortLoader,
       experiment: experimentSubjects,
@@ -643,6 +645,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     users: stores.users,
     activity: stores.activity,
     projects: stores.projects,
+    prompts: llmPrompts.prompts,
     execute: hogql,
     settings: insightSettings,
     leases: createJobLeases(meta.db, { owner: leaseOwner }),

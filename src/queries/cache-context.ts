@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto'
 import type { CohortResolver } from '../hogql/index.js'
+import { loadOnce, type RequestMemo } from './request-memo.js'
 
 export interface CacheContextSources {
   settings(
@@ -35,16 +36,23 @@ const sortedEntries = <T>(record: Record<number, T>) =>
 
 /** A function giving the cache context of a node of a project (a small JSON value). */
 export function cacheContextLoader(sources: CacheContextSources) {
-  return async (teamId: number, node: Record<string, unknown>): Promise<Record<string, unknown>> => {
+  return async (
+    teamId: number,
+    node: Record<string, unknown>,
+    memo?: RequestMemo,
+  ): Promise<Record<string, unknown>> => {
     const text = JSON.stringify(node)
-    // the executor loads actions and cohorts on the same kind of evidence (and action steps may use cohorts)
+    // the executor loads actions and cohorts on the same kind of evidence (and action steps may use cohorts); the
+    // request's memo gives it these very loads
     const mayUseActions = /action/i.test(text)
     const mayUseCohorts = /cohort/i.test(text) || mayUseActions
+    const load = <T>(loader: ((teamId: number) => Promise<T>) | undefined) =>
+      loader ? loadOnce(memo, loader, teamId) : undefined
     const [settings, hogql, names, cohorts] = await Promise.all([
       sources.settings(teamId),
-      mayUseActions ? sources.actionsHogQL?.(teamId) : undefined,
+      mayUseActions ? load(sources.actionsHogQL) : undefined,
       mayUseActions ? sources.actionNames?.(teamId) : undefined,
-      mayUseCohorts ? sources.cohorts?.(teamId) : undefined,
+      mayUseCohorts ? load(sources.cohorts) : undefined,
     ])
     const context: Record<string, unknown> = {
       week_start_day: settings.weekStartDay,

@@ -22,6 +22,7 @@ import { buildEventsQuery, type EventsQueryNode, personDistinctIds, shapeEventsR
 import { dateToHogQL, propertiesToHogQL } from './filters.js'
 import { formatRows } from './format.js'
 import type { PersonLookup } from './person-lookup.js'
+import { loadOnce, type RequestMemo } from './request-memo.js'
 
 export type QueryNode = Record<string, unknown> & { kind: string }
 export type PropertyTypes = NonNullable<CompileContext['propertyTypes']>
@@ -51,6 +52,8 @@ export interface RunContext {
   engineId: string
   signal: AbortSignal
   stats: { rowsRead: number; bytesRead: number; resultRows: number; hogql?: string; clickhouse?: string }
+  /** the request's metadata loads: the project's cohorts and actions are read once however many queries run */
+  memo?: RequestMemo
 }
 
 /** A runner for one node kind; other modules add their kinds (insights) through the service's deps. */
@@ -102,9 +105,11 @@ export function createHogQLExecutor(deps: RunnerDeps): HogQLExecutor {
     const usesActions =
       /matchesaction/i.test(hogql) ||
       (options.placeholders !== undefined && /matchesaction/i.test(JSON.stringify(options.placeholders)))
-    const actions = usesActions ? await deps.actions?.(ctx.team.id) : undefined
+    const load = <T>(loader: ((teamId: number) => Promise<T>) | undefined) =>
+      loader ? loadOnce(ctx.memo, loader, ctx.team.id) : undefined
+    const actions = usesActions ? await load(deps.actions) : undefined
     // action steps may filter on cohorts
-    const cohorts = usesCohorts || actions ? await deps.cohorts?.(ctx.team.id) : undefined
+    const cohorts = usesCohorts || actions ? await load(deps.cohorts) : undefined
     let compiled: ReturnType<typeof compileHogQL>
     try {
       compiled = compileHogQL(hogql, {

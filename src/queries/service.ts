@@ -12,6 +12,7 @@ import { CANCELLED_DETAIL, QueryFailed, toQueryError } from './errors.js'
 import { createQueryJobs, type QueryStatus } from './jobs.js'
 import { checkKnownKind, checkLimitContext, unsupportedKind } from './kinds.js'
 import { QUERY_LOG_RETENTION_MS, type QueryLogStore, toQueryLogResponse } from './query-log.js'
+import { createRequestMemo, type RequestMemo } from './request-memo.js'
 import {
   createEventsQueryRunner,
   createHogQLExecutor,
@@ -85,8 +86,11 @@ export interface QueryServiceDeps extends RunnerDeps {
   cache?: QueryCache
   /** Runners for more node kinds (insights), by kind. */
   runners?: Record<string, NodeRunner>
-  /** What answers depend on besides the query (project settings, actions, cohorts), for cache keys. */
-  cacheContext?: (teamId: number, node: QueryNode) => Promise<unknown>
+  /**
+   * What answers depend on besides the query (project settings, actions, cohorts), for cache keys; loads through
+   * the request's memo what the compiler reads too.
+   */
+  cacheContext?: (teamId: number, node: QueryNode, memo?: RequestMemo) => Promise<unknown>
   /** Told of failures of background work (status heartbeats) that never fail a query. */
   onBackgroundError?: (error: unknown, what: string) => void
   /** Told of every failed run with the original error, whose text (engine messages) callers never see. */
@@ -242,8 +246,8 @@ export function createQueryService(deps: QueryServiceDeps) {
    * What the node's answer depends on besides itself, for its cache key: the project's settings (deps), and the
    * person properties an EventsQuery shows as names when it has a `person_display_name` column.
    */
-  async function contextOf(teamId: number, node: QueryNode): Promise<unknown> {
-    const context = await deps.cacheContext?.(teamId, node)
+  async function contextOf(teamId: number, node: QueryNode, memo: RequestMemo): Promise<unknown> {
+    const context = await deps.cacheContext?.(teamId, node, memo)
     const select = node.kind === 'EventsQuery' && Array.isArray(node.select) ? node.select : []
     const showsNames = select.some((s) => typeof s === 'string' && /^\s*person_display_name\b/.test(s))
     if (!showsNames || !deps.persons) return context
@@ -261,6 +265,8 @@ export function createQueryService(deps: QueryServiceDeps) {
       name: string | null
       cacheKey: string
       isAsync: boolean
+      /** the request's metadata loads, shared with its cache key */
+      memo: RequestMemo
       /** told what the engine read, for the async status */
       read?: { bytes: number }
     },
@@ -269,9 +275,14 @@ export function createQueryService(deps: QueryServiceDeps) {
     const now = deps.clock()
     if (now.getTime() - lastPrune > LOG_PRUNE_EVERY_MS) {
       lastPrune = now.getTime()
-      await deps.log.prune(new Date(now.getTime() - QUERY_LOG_RETENTION_MS).toISOString())
+      // housekeeping: no query waits for it or fails with it
+      deps.log
+        .prune(new Date(now.getTime() - QUERY_LOG_RETENTION_MS).toISOString())
+        .catch((error) => deps.onBackgroundError?.(error, 'query log prune'))
     }
-    const logId = await deps.log.start({
+    // The log row is written while the engine works, not before it starts; the run waits for it before it caches,
+    // finishes the row or answers, so a query whose row cannot be written still fails.
+    const logged = deps.log.start({
       team_id: team.id,
       query_id: meta.queryId,
       client_query_id: meta.clientQueryId,
@@ -281,15 +292,17 @@ export function createQueryService(deps: QueryServiceDeps) {
       is_async: meta.isAsync,
       created_at: now.toISOString(),
     })
+    logged.catch(() => undefined)
     const ctx: RunContext = {
       team,
       engineId: engineIdOf(team.id, meta.queryId),
       signal,
+      memo: meta.memo,
       stats: { rowsRead: 0, bytesRead: 0, resultRows: 0 },
     }
     const started = performance.now()
-    const finishLog = (status: 'completed' | 'failed' | 'cancelled', error?: QueryFailed | unknown) =>
-      deps.log.finish(logId, {
+    const finishLog = async (status: 'completed' | 'failed' | 'cancelled', error?: QueryFailed | unknown) =>
+      deps.log.finish(await logged, {
         status,
         hogql: ctx.stats.hogql ?? null,
         clickhouse: ctx.stats.clickhouse ?? null,
@@ -304,6 +317,7 @@ export function createQueryService(deps: QueryServiceDeps) {
     try {
       const response = await runners[node.kind](node, ctx, execute)
       if (signal.aborted) throw toQueryError(Object.assign(new Error('aborted'), { name: 'AbortError' }))
+      await logged
       const lastRefresh = deps.clock()
       cache.set(meta.cacheKey, { response, lastRefresh, cacheable: isCacheable(node) })
       await finishLog('completed')
@@ -336,8 +350,10 @@ export function createQueryService(deps: QueryServiceDeps) {
       const node = applyOverrides(resolveNode(request.query), request)
       refuseUnreadable(node)
       const queryId = clientQueryId ?? crypto.randomUUID().replace(/-/g, '')
-      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await contextOf(team.id, node))
-      const meta = { queryId, clientQueryId, name: request.name ?? null, cacheKey, isAsync: false }
+      // the project's cohorts and actions, read once for the cache key and the compiler
+      const memo = createRequestMemo()
+      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await contextOf(team.id, node, memo))
+      const meta = { queryId, clientQueryId, name: request.name ?? null, cacheKey, isAsync: false, memo }
       const now = deps.clock()
       const cached = cache.get(cacheKey)
       const fresh = cached && !isStale(cached, now, mode === 'lazy_async') ? cached : undefined
@@ -392,7 +408,7 @@ export function createQueryService(deps: QueryServiceDeps) {
      */
     async cached(team: QueryTeam, request: Pick<QueryRequest, 'query' | 'filters_override' | 'variables_override'>) {
       const node = applyOverrides(resolveNode(request.query), request)
-      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await contextOf(team.id, node))
+      const cacheKey = cacheKeyOf(team.id, team.timezone, node, await contextOf(team.id, node, createRequestMemo()))
       const entry = cache.get(cacheKey)
       if (!entry) return null
       return { ...entry.response, ...cacheFields(cacheKey, entry.lastRefresh, team.timezone, true) }

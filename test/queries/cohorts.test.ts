@@ -144,3 +144,37 @@ describe('IN COHORT through the query API', () => {
     ])
   })
 })
+
+describe("the project's cohorts, read once per query request", () => {
+  it('reads the cohorts and a static cohort’s members once for the cache key and the compiler together', async () => {
+    const store = t.burrow.stores.cohorts
+    const { allForTeam, members } = store
+    const reads = { all: 0, members: 0 }
+    store.allForTeam = (...a) => {
+      reads.all++
+      return allForTeam.apply(store, a)
+    }
+    store.members = (...a) => {
+      reads.members++
+      return members.apply(store, a)
+    }
+    try {
+      // force_blocking: the cache key (which digests the cohorts) and the compiled query both need them
+      const res = await postQuery(
+        t,
+        hogql(`SELECT count() FROM persons WHERE id IN COHORT ${list}`, { refresh: 'force_blocking' }),
+      )
+      expect(res.statusCode, res.body).toBe(200)
+      expect(res.json().results).toEqual([[1]])
+      // one read of the project's cohorts, one page of the one static cohort's members (it has 2)
+      expect(reads).toEqual({ all: 1, members: 1 })
+      // the next request reads them again: a cohort edited in between is seen
+      const next = await postQuery(t, hogql(`SELECT count() FROM persons WHERE id IN COHORT ${pro}`))
+      expect(next.json().results).toEqual([[1]])
+      expect(reads).toEqual({ all: 2, members: 2 })
+    } finally {
+      store.allForTeam = allForTeam
+      store.members = members
+    }
+  })
+})
