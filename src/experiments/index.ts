@@ -9,11 +9,13 @@ import type { CohortService } from '../cohorts/service.js'
 import type { FlagService } from '../flags/service.js'
 import type { FlagStore } from '../flags/store.js'
 import type { JobLeases } from '../jobs/leases.js'
+import type { LlmPromptService } from '../llm-prompts/service.js'
 import type { ProjectStore } from '../projects/store.js'
 import { literal } from '../queries/filters.js'
 import type { HogQLExecutor } from '../queries/runner.js'
 import type { UserStore } from '../users/store.js'
 import { createExperimentCopies } from './copy.js'
+import { createPromptExperiments } from './create-from-prompt.js'
 import { createMetricsRecalculation } from './metrics-recalculation.js'
 import { createNightlyTimeseries } from './nightly.js'
 import { createExperimentResources } from './resources.js'
@@ -36,6 +38,8 @@ export function createExperimentModule(deps: {
   users: Pick<UserStore, 'get'>
   activity: Pick<ActivityStore, 'log'>
   projects: Pick<ProjectStore, 'get'>
+  /** Stored LLM prompts, whose versions `create_from_prompt/` compares. */
+  prompts: Pick<LlmPromptService, 'missingVersions'>
   execute: HogQLExecutor
   settings: (teamId: number) => Promise<{ testAccountFilters: unknown[] }>
   leases: JobLeases
@@ -61,6 +65,11 @@ export function createExperimentModule(deps: {
     store,
     flagRows: deps.flagRows,
     projects: deps.projects,
+  })
+  const promptExperiments = createPromptExperiments({
+    experiments: service,
+    prompts: deps.prompts,
+    flagRows: deps.flagRows,
   })
   const resources = createExperimentResources({
     store,
@@ -143,6 +152,7 @@ export function createExperimentModule(deps: {
         experimentRoutes({
           experiments: service,
           copies,
+          promptExperiments,
           metricsRecalculation,
           resources,
           timeseries,

@@ -9,6 +9,22 @@ import { localMidnight } from './local-time.js'
 import type { ExperimentRow, ExperimentStore } from './store.js'
 import { isEligibleFlag, ORDER_FIELDS, parse } from './validation.js'
 
+/** The event names a metric counts: its source, ratio sides, funnel steps and retention events that are events. */
+export function metricEvents(metric: unknown): Set<string> {
+  const out = new Set<string>()
+  const add = (node: unknown) => {
+    if (!node || typeof node !== 'object') return
+    const n = node as { kind?: unknown; event?: unknown }
+    if ((n.kind === undefined || n.kind === 'EventsNode') && typeof n.event === 'string') out.add(n.event)
+  }
+  if (metric && typeof metric === 'object') {
+    const m = metric as Record<string, unknown>
+    for (const key of ['source', 'numerator', 'denominator', 'start_event', 'completion_event']) add(m[key])
+    if (Array.isArray(m.series)) m.series.forEach(add)
+  }
+  return out
+}
+
 export function createExperimentListing(deps: {
   store: Pick<ExperimentStore, 'list'>
   flags: Pick<FlagService, 'toApi'>
@@ -27,6 +43,7 @@ export function createExperimentListing(deps: {
         created_by_id?: number
         feature_flag_id?: number
         prompt_name?: string
+        event?: string
         order?: string
       },
     ) {
@@ -44,6 +61,15 @@ export function createExperimentListing(deps: {
         filtered = filtered.filter(
           (r) =>
             parse<{ prompt_metadata?: { name?: unknown } } | null>(r.parameters, null)?.prompt_metadata?.name === name,
+        )
+      }
+      // An event name: the experiments with a primary or secondary metric on that event (exact name).
+      if (query.event) {
+        const event = query.event
+        filtered = filtered.filter((r) =>
+          [r.metrics, r.metrics_secondary].some((text) =>
+            parse<unknown[]>(text, []).some((m) => metricEvents(m).has(event)),
+          ),
         )
       }
       const status = query.status === 'complete' ? 'stopped' : query.status

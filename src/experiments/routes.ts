@@ -1,15 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { NotFound } from '../http/errors.js'
+import { NotFound, PermissionDenied } from '../http/errors.js'
 import { pageParams, paginate } from '../http/pagination.js'
+import { hasScope } from '../http/scopes.js'
 import { ProjectParams } from '../projects/schemas.js'
 import type { ExperimentCopies } from './copy.js'
+import type { PromptExperiments } from './create-from-prompt.js'
 import type { MetricsRecalculation } from './metrics-recalculation.js'
 import { PROMPT_TEMPLATES } from './prompt-templates.js'
 import type { ExperimentResources } from './resources.js'
 import { calculateRunningTime } from './running-time.js'
 import {
   CopyToProjectInput,
+  CreateFromPromptInput,
   DuplicateInput,
   EligibleQuery,
   ExperimentInput,
@@ -54,6 +57,7 @@ interface SiblingResource {
 export function experimentRoutes(deps: {
   experiments: ExperimentService
   copies: ExperimentCopies
+  promptExperiments: PromptExperiments
   metricsRecalculation: MetricsRecalculation
   resources: ExperimentResources
   timeseries: Timeseries
@@ -85,7 +89,7 @@ export function experimentRoutes(deps: {
           schema: {
             summary: 'List experiments',
             description:
-              'Experiments that are not deleted, newest first unless `order` names a field; archived ones only with `archived=true`. Filters: `status` (draft, running, paused, stopped/complete, all), `search`, `created_by_id`, `feature_flag_id`, `prompt_name` (exact `parameters.prompt_metadata.name`). Offset pages (`limit`, `offset`). Needs scope `experiment:read`.',
+              'Experiments that are not deleted, newest first unless `order` names a field; archived ones only with `archived=true`. Filters: `status` (draft, running, paused, stopped/complete, all), `search`, `created_by_id`, `feature_flag_id`, `prompt_name` (exact `parameters.prompt_metadata.name`), `event` (an event name one of its primary or secondary metrics counts). Offset pages (`limit`, `offset`). Needs scope `experiment:read`.',
             tags,
             params: ProjectParams,
             querystring: ExperimentListQuery,
@@ -188,7 +192,7 @@ export function experimentRoutes(deps: {
           schema: {
             summary: 'Metric templates for experiments on LLM prompt versions',
             description:
-              "PostHog's fixed catalogue of the metric templates (`cost`, `latency`, `eval_pass_rate`) its `create_from_prompt/` attaches to an experiment comparing versions of a stored LLM prompt: a list of `{key, label, description}`. Burrow has no stored LLM prompts, so `create_from_prompt/` itself is not served. Needs scope `experiment:read`.",
+              "PostHog's fixed catalogue of the metric templates (`cost`, `latency`, `eval_pass_rate`) its `create_from_prompt/` attaches to an experiment comparing versions of a stored LLM prompt: a list of `{key, label, description}`. Needs scope `experiment:read`.",
             tags,
             params: ProjectParams,
             response: { 200: PromptTemplateList, ...errors },
@@ -196,6 +200,28 @@ export function experimentRoutes(deps: {
           config: read,
         },
         async () => PROMPT_TEMPLATES,
+      )
+      app.post(
+        `${prefix}/create_from_prompt/`,
+        {
+          schema: {
+            summary: 'Create an experiment comparing versions of a stored LLM prompt',
+            description:
+              'From `prompt_name`, 2–10 distinct `versions` of it (the first is the control) and 1–3 distinct `templates` (`cost`, `latency`, `eval_pass_rate`): a draft experiment whose new flag has one variant per version (`control`, `test` or `test-1`…, named `v{version}`, splits summing to 100) with the JSON payload `{prompt_name, prompt_version}`, one metric per template scoped to `$ai_prompt_name`, and `parameters.prompt_metadata`. `name`, `feature_flag_key` (must be unused) and `description` are optional. Versions the prompt lacks and a taken flag key are refused before anything is written. Answers 201 with the experiment. Needs scopes `experiment:write` and `llm_prompt:read`.',
+            tags,
+            params: ProjectParams,
+            body: CreateFromPromptInput,
+            response: { 201: ExperimentRecord, ...errors },
+          },
+          config: write,
+        },
+        async (req, reply) => {
+          // PostHog's route names two scopes: reading the prompt's versions needs llm_prompt:read as well.
+          if (!hasScope(req.auth.scopes, 'llm_prompt:read')) {
+            throw new PermissionDenied("API key missing required scope 'llm_prompt:read'")
+          }
+          return reply.code(201).send(await deps.promptExperiments.create(req.project.id, actorOf(req), body(req)))
+        },
       )
       app.post(
         `${prefix}/calculate_running_time/`,

@@ -88,6 +88,8 @@ export const ExperimentListQuery = Type.Object({
   feature_flag_id: Type.Optional(Type.Integer()),
   /** Experiments whose `parameters.prompt_metadata.name` is this value (PostHog's LLM-prompt experiments). */
   prompt_name: Type.Optional(Type.String()),
+  /** Experiments with a primary or secondary metric on this event. */
+  event: Type.Optional(Type.String()),
   order: Type.Optional(Type.String()),
 })
 
@@ -102,6 +104,29 @@ export const ExperimentPage = Type.Object({
 
 export const PromptTemplateList = Type.Array(
   Type.Object({ key: Type.String(), label: Type.String(), description: Type.String() }),
+)
+
+/** The body of `create_from_prompt/`: its fields are checked by the service, with PostHog's messages. */
+export const CreateFromPromptInput = Type.Object(
+  {
+    prompt_name: Type.Optional(Type.Unknown({ description: 'The name of a stored LLM prompt of this project.' })),
+    versions: Type.Optional(
+      Type.Unknown({
+        description: '2 to 10 distinct versions of the prompt, in variant order; the first is the control.',
+      }),
+    ),
+    templates: Type.Optional(
+      Type.Unknown({ description: 'One or more distinct metric templates: cost, latency, eval_pass_rate.' }),
+    ),
+    name: Type.Optional(Type.Unknown({ description: 'The experiment name; generated from the prompt when omitted.' })),
+    feature_flag_key: Type.Optional(
+      Type.Unknown({
+        description: "An unused flag key; a slug of the name when omitted (with '-2', '-3'… when taken).",
+      }),
+    ),
+    description: Type.Optional(Type.Unknown({ description: 'The experiment description.' })),
+  },
+  { additionalProperties: true },
 )
 
 export const EligibleQuery = Type.Object({
