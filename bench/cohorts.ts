@@ -6,6 +6,10 @@
  * 1. the cohort's size — the HogQL the background calculation runs (`SELECT count() FROM persons WHERE id IN
  *    COHORT n`);
  * 2. a trends insight filtered by the cohort — daily purchases over 30 days by the cohort's persons.
+ * For the size, the SQL the API compiles is also run directly (same settings), in the same alternation: API /
+ * compiled is the query API's own cost, compiled / hand-written the cost of the generated SQL's shape. And the API's
+ * fixed cost per request: a `SELECT 1` HogQLQuery through it, beside a Fastify hello-world answering a POST of the
+ * same body and chDB answering `SELECT 1` (p50 of BENCH_FIXED_RUNS, default 200).
  *
  *   npx tsx bench/cohorts.ts                                    # 10M events, 100k persons
  *   BENCH_EVENTS=1000000 BENCH_RUNS=5 npx tsx bench/cohorts.ts  # a quick run
@@ -17,17 +21,30 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import Fastify from 'fastify'
 import { buildApp } from '../src/app.js'
 import { ensureDemoAccount } from '../src/bootstrap.js'
+import { createCohortResolver } from '../src/cohorts/resolver.js'
 import { loadConfig } from '../src/config.js'
-import { againstHandWritten, machineLine, printTable } from './lib.js'
+import { compileHogQL, DEFAULT_RETURNED_ROWS } from '../src/hogql/index.js'
+import { engineQueryOf } from '../src/queries/runner.js'
+import { MATERIALIZED_EVENT_PROPERTIES } from '../src/storage/events/schema.js'
+import { againstHandWritten, machineLine, percentile, printTable } from './lib.js'
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 10)
+const FIXED_RUNS = Number(process.env.BENCH_FIXED_RUNS ?? 200)
 const USERS = Math.max(1000, Math.round(EVENTS / 100))
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-cohorts-bench-'))
-const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' })
+// the fixed-cost runs send a few hundred queries a minute: above the default per-key rate limits
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'silent',
+  PORT: '0',
+  RATE_LIMIT_QUERIES_PER_MINUTE: '100000',
+  RATE_LIMIT_QUERIES_PER_HOUR: '1000000',
+})
 const burrow = await buildApp(config, { logger: false })
 const { credentials } = await ensureDemoAccount(burrow)
 const team = credentials.project_id
@@ -149,7 +166,54 @@ const cases: {
 ]
 
 const results: [string, string][] = []
-for (const c of cases) {
+const p50 = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  )
+
+// The size three ways, alternating: the API, the SQL it compiles run directly, the hand-written SQL.
+{
+  const [size] = cases
+  const resolver = createCohortResolver(burrow.stores.cohorts, (teamId) => burrow.services.actions.hogql(teamId))
+  const compiled = compileHogQL(size.query.query as string, {
+    teamId: team,
+    timezone: 'UTC',
+    cohorts: await resolver(team),
+    limit: DEFAULT_RETURNED_ROWS,
+    limitPlusOne: true,
+    materializedEventProperties: MATERIALIZED_EVENT_PROPERTIES,
+  })
+  const engine = engineQueryOf(compiled.sql, config.queryLimits)
+  const runCompiled = async () => {
+    const t0 = performance.now()
+    const result = await burrow.events.query<unknown[]>(engine.sql, {
+      params: compiled.params,
+      settings: engine.settings,
+    })
+    return { ms: performance.now() - t0, answer: String(result.rows[0][0]) }
+  }
+  const first = [await viaApi(size.query, size.answer), await runCompiled(), await direct(size.sql)]
+  const times: number[][] = [[], [], []]
+  for (let i = 0; i < RUNS; i++) {
+    times[0].push((await viaApi(size.query, size.answer)).ms)
+    times[1].push((await runCompiled()).ms)
+    times[2].push((await direct(size.sql)).ms)
+  }
+  const [api, compiledMs, hand] = times.map(p50)
+  results.push(
+    [`${size.name}: API p50`, `${api.toFixed(0)} ms`],
+    [`${size.name}: compiled SQL p50`, `${compiledMs.toFixed(0)} ms`],
+    [`${size.name}: hand-written SQL p50`, `${hand.toFixed(0)} ms`],
+    [`${size.name}: ratio (goal ≤ 1.3)`, (api / hand).toFixed(2)],
+    [
+      `${size.name}: API / compiled, compiled / hand`,
+      `${(api / compiledMs).toFixed(2)}, ${(compiledMs / hand).toFixed(2)}`,
+    ],
+    [`${size.name}: answers`, `API ${first[0].answer}; compiled ${first[1].answer}; SQL ${first[2].answer}`],
+  )
+}
+for (const c of cases.slice(1)) {
   results.push(
     ...(await againstHandWritten(
       c.name,
@@ -158,6 +222,35 @@ for (const c of cases) {
       RUNS,
     )),
   )
+}
+
+// The API's fixed cost per request: SELECT 1 through it, a Fastify hello-world, chDB alone; alternating.
+{
+  const hello = Fastify({ logger: false })
+  hello.post('/hello', async () => ({ results: [[1]] }))
+  const helloUrl = await hello.listen({ port: 0, host: '127.0.0.1' })
+  const body = JSON.stringify({ query: { kind: 'HogQLQuery', query: 'SELECT 1' }, refresh: 'force_blocking' })
+  const timed = async (work: () => Promise<unknown>) => {
+    const t0 = performance.now()
+    await work()
+    return performance.now() - t0
+  }
+  const ways: [string, () => Promise<unknown>][] = [
+    ['SELECT 1 through the API', () => viaApi({ kind: 'HogQLQuery', query: 'SELECT 1' }, () => '')],
+    [
+      'Fastify hello-world',
+      async () =>
+        (
+          await fetch(`${helloUrl}/hello`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        ).json(),
+    ],
+    ['chDB SELECT 1', () => burrow.events.query('SELECT 1', { settings: { os_thread_priority: 19 } })],
+  ]
+  const times: number[][] = ways.map(() => [])
+  for (let i = 0; i < 10; i++) for (const [, work] of ways) await work()
+  for (let i = 0; i < FIXED_RUNS; i++) for (let w = 0; w < ways.length; w++) times[w].push(await timed(ways[w][1]))
+  for (const [w, [name]] of ways.entries()) results.push([`fixed cost: ${name} p50`, `${p50(times[w]).toFixed(2)} ms`])
+  await hello.close()
 }
 
 printTable('Behavioural cohort benchmark', [
