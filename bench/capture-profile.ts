@@ -2,7 +2,7 @@
  * Where the request thread's time goes per captured event, from a V8 CPU profile of the server under the capture
  * load (`BENCH_PROFILE=<dir> npx tsx bench/capture.ts`, then this):
  *
- *   npx tsx bench/capture-profile.ts <file.cpuprofile> <events acknowledged while profiled>
+ *   npx tsx bench/capture-profile.ts <file.cpuprofile> <request thread CPU µs per event, as capture.ts reports it>
  *
  * Each sample goes to the stage of the nearest Burrow source frame on its stack (a `JSON.parse` called from the
  * decoder is decoding; Kysely called from person processing is person processing); samples with no Burrow frame
@@ -77,8 +77,13 @@ export function summarise(profile: Profile): Map<string, number> {
     stageOf.set(id, result)
     return result
   }
+  // Only the load: from the first request decoded to the last (not the start's module loading, nor the stop).
+  let first = 0
+  let last = profile.samples.length - 1
+  while (first < last && classify(profile.samples[first]) !== 'decode') first++
+  while (last > first && classify(profile.samples[last]) !== 'decode') last--
   const micros = new Map<string, number>()
-  for (let i = 0; i < profile.samples.length; i++) {
+  for (let i = first; i <= last; i++) {
     const stage = classify(profile.samples[i])
     micros.set(stage, (micros.get(stage) ?? 0) + (profile.timeDeltas[i] ?? 0))
   }
@@ -86,15 +91,20 @@ export function summarise(profile: Profile): Map<string, number> {
 }
 
 if (process.argv[1]?.endsWith('capture-profile.ts')) {
-  const [file, eventsArg] = process.argv.slice(2)
-  const events = Number(eventsArg)
-  if (!file || !(events > 0)) throw new Error('usage: capture-profile.ts <file.cpuprofile> <events>')
-  const micros = summarise(JSON.parse(fs.readFileSync(file, 'utf8')) as Profile)
-  const busy = [...micros].filter(([stage]) => stage !== 'idle').reduce((sum, [, us]) => sum + us, 0)
-  const rows = [...micros].sort((a, b) => b[1] - a[1])
-  for (const [stage, us] of rows) {
-    const share = stage === 'idle' ? '' : ` (${((100 * us) / busy).toFixed(1)}%)`
-    process.stdout.write(`${stage.padEnd(40)} ${(us / events).toFixed(2).padStart(8)} µs/event${share}\n`)
+  const [file, cpuArg] = process.argv.slice(2)
+  // A sample's time is wall-clock: on a loaded machine it includes time the thread waited for a core. Shares of
+  // the samples are taken, and spread over the request thread's CPU time per event measured from /proc.
+  const cpuMicros = Number(cpuArg)
+  if (!file || !(cpuMicros > 0)) {
+    throw new Error('usage: capture-profile.ts <file.cpuprofile> <request thread CPU µs per event>')
   }
-  process.stdout.write(`${'request thread, busy'.padEnd(40)} ${(busy / events).toFixed(2).padStart(8)} µs/event\n`)
+  const micros = summarise(JSON.parse(fs.readFileSync(file, 'utf8')) as Profile)
+  micros.delete('idle')
+  const busy = [...micros].reduce((sum, [, us]) => sum + us, 0)
+  for (const [stage, us] of [...micros].sort((a, b) => b[1] - a[1])) {
+    const share = us / busy
+    process.stdout.write(
+      `${stage.padEnd(40)} ${(share * cpuMicros).toFixed(1).padStart(7)} µs/event (${(100 * share).toFixed(1)}%)\n`,
+    )
+  }
 }

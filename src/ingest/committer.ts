@@ -100,7 +100,10 @@ export function createCommitter(deps: {
   const maxRows = deps.maxRows ?? 20_000
   const concurrency = deps.concurrency ?? 1
   const drainRows = deps.drainRows ?? 10_000
-  const drainDelayMs = deps.drainDelayMs ?? 200
+  // A second's rows per insert at most rates (10,000 rows first at high ones): the engine's cost per row roughly
+  // doubles from 10,000-row to 1,000-row inserts (more parts to write and merge). Readers never wait for it: a
+  // query drains the log first (`flushPending`).
+  const drainDelayMs = deps.drainDelayMs ?? 1_000
   const spillBytes = deps.spillBytes ?? 64 << 20
   const onError = deps.onError ?? (() => undefined)
   const recent = createRecentIds(deps.recentIds ?? 1_000_000)
