@@ -358,6 +358,24 @@ describe('fetch by name', () => {
     expect((await api('GET', 'name/old/')).statusCode).toBe(404)
   })
 
+  it('answers 405 for methods a route does not take', async () => {
+    const cases = [
+      ['DELETE', `${env}/`],
+      ['DELETE', `${env}/name/x/`],
+      ['GET', `${env}/name/x/archive/`],
+    ] as const
+    for (const [method, url] of cases) {
+      const res = await api(method, url)
+      expect(res.statusCode).toBe(405)
+      expect(res.json()).toEqual({
+        type: 'invalid_request',
+        code: 'method_not_allowed',
+        detail: `Method "${method}" not allowed.`,
+        attr: null,
+      })
+    }
+  })
+
   it('has no route by id: /llm_prompts/{id}/ is a 404 for GET and PATCH', async () => {
     const row = await seed({ name: 'original-name' })
     expect((await api('GET', `${row.id}/`)).statusCode).toBe(404)
