@@ -5,6 +5,7 @@
  *
  *   npx tsx bench/insights.ts                       # 10M events over 30 days (BENCH_EVENTS to change)
  *   BENCH_EVENTS=1000000 BENCH_RUNS=5 npx tsx bench/insights.ts      # a quick run
+ *   BENCH_SQL=1 BENCH_ONLY=funnel …                 # also prints the generated ClickHouse SQL of each case
  *
  * The hand-written SQL reads persons the way Burrow's answers must (the current person of each distinct id, from
  * person_distinct_ids at its latest version), and the materialized `$browser` / `$current_url` columns.
@@ -65,6 +66,7 @@ const optimizeSeconds = (performance.now() - started) / 1000
 const url = await burrow.app.listen({ port: 0, host: '127.0.0.1' })
 const auth = { authorization: `Bearer ${credentials.personal_api_key}`, 'content-type': 'application/json' }
 
+const printed = new Set<Record<string, unknown>>()
 async function viaApi(query: Record<string, unknown>): Promise<{ ms: number; body: Record<string, unknown> }> {
   const t0 = performance.now()
   const res = await fetch(`${url}/api/projects/${team}/query/`, {
@@ -73,7 +75,18 @@ async function viaApi(query: Record<string, unknown>): Promise<{ ms: number; bod
     body: JSON.stringify({ query, refresh: 'force_blocking', name: 'bench' }),
   })
   const body = (await res.json()) as Record<string, unknown>
-  if (res.status !== 200) throw new Error(`${query.kind} failed: ${res.status} ${JSON.stringify(body)}`)
+  if (res.status !== 200) throw new Error(`${query.kind} failed: ${res.status} ${JSON.stringify(body).slice(0, 4000)}`)
+  if (process.env.BENCH_SQL === '1' && !printed.has(query)) {
+    printed.add(query)
+    // insight nodes answer their last HogQL: the same text as a HogQLQuery answers its ClickHouse SQL
+    const compiled = await fetch(`${url}/api/projects/${team}/query/`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ query: { kind: 'HogQLQuery', query: body.hogql }, refresh: 'force_blocking' }),
+    })
+    const sql = ((await compiled.json()) as { clickhouse?: string }).clickhouse
+    process.stdout.write(`\n-- ${query.kind}: HogQL\n${body.hogql}\n-- generated ClickHouse SQL\n${sql}\n`)
+  }
   return { ms: performance.now() - t0, body }
 }
 
@@ -239,7 +252,10 @@ for (const c of cases) {
     api = await p50(() => viaApi(c.query))
   } catch (error) {
     // e.g. the query API's 60 s execution limit on a loaded machine: recorded, and the other cases still run
-    rows.push([`${c.name} via API`, `failed: ${error instanceof Error ? error.message.slice(0, 120) : error}`])
+    rows.push([
+      `${c.name} via API`,
+      `failed: ${error instanceof Error ? error.message.slice(0, process.env.BENCH_SQL === '1' ? 4000 : 120) : error}`,
+    ])
     process.stdout.write(`${rows[rows.length - 1].join('  ')}\n`)
     continue
   }

@@ -7,8 +7,8 @@
  * breakdown String, has breakdown, bucket String]))`: bit i − 1 of the step mask for step i, bit k − 1 of the
  * exclusion mask for an exclusion that applies to actors who completed k steps (`FunnelEvent.steps`' −(k + 1)).
  *
- * Two walks, chosen per actor (the engine evaluates only the branch a row takes):
- * - `levelsExpr`, for ordered funnels without exclusions or optional steps and actors without an instant whose
+ * Two walks, chosen per actor (each walk gets only the events of the actors it is for; the path is picked after):
+ * - `levelsColumns`, for ordered funnels without exclusions or optional steps and actors without an instant whose
  *   events match different steps (nearly everyone): a handful of whole-array passes per step, no fold.
  * - `foldExpr`, for everything else: an `arrayFold` whose state is a flat tuple of scalars, for each entry
  *   `entered[j]` (an attempt that completed j steps; `entered[0]` is the attempt the current event may start,
@@ -206,7 +206,7 @@ function foldExpr(f: EngineFunnel, evs: string): string {
   const times = Array.from({ length: n }, (_, i) => `r.${at.get(`Mt${i + 1}`)}`)
   const reached = `r.${at.get('Ms')}`
   return (
-    `arrayMap(r -> (${reached}, ${hasExcl ? `r.${at.get('Mx')}` : '0'}, [${times.join(', ')}], ` +
+    `arrayMap(r -> (${reached}, _toInt64(${hasExcl ? `r.${at.get('Mx')}` : '0'}), [${times.join(', ')}], ` +
     `${hasOpt ? `r.${at.get('Mmk')}` : `_toUInt64(minus(bitShiftLeft(_toUInt64(1), ${reached}), 1))`}), [${fold}])[1]`
   )
 }
@@ -226,7 +226,9 @@ function expandedExpr(
   const bvok = f.attribution === 'step' ? `equals(y.4, ${bv})` : '1'
   const lean = `arrayMap(y -> (y.1, y.2, y.3, _toInt64(${canStart}), _toInt64(${bvok})), ${filtered})`
   const ts = `arrayMap(y -> y.1, ${filtered})`
-  const flags = `arrayMap((a, b) -> notEquals(a, b), ${ts}, arrayPushFront(arrayPopBack(${ts}), -1.0))`
+  // the time before each event's (−1 for the first; no events: none)
+  const before = `arrayResize(arrayPushFront(${ts}, -1.0), length(${ts}))`
+  const flags = `arrayMap((a, b) -> notEquals(a, b), ${ts}, ${before})`
   const bits = `[${Array.from({ length: f.steps }, (_, i) => `_toUInt64(${bit(i + 1)})`).join(', ')}]`
   const split =
     `arraySort(z -> (z.2, z.8), arrayFlatten(arrayMap((y, i) -> arrayMap(b -> (y.1, b, _toUInt64(0), y.4, _toInt64(1), ` +
@@ -242,45 +244,105 @@ function expandedExpr(
 
 /**
  * The walk without a fold, level by level over whole arrays, for ordered funnels without exclusions, optional
- * steps or instants to split (`lean`: tuples ts, step mask, exclusion mask, can start, breakdown matches). The
+ * steps or instants to split (`events`: tuples ts, step mask, exclusion mask, can start, breakdown matches). The
  * attempt that completed s steps, after each event: the walker replaces it when a step-s event follows an
  * attempt of s − 1 steps inside the window that started later than the one it holds (starts only grow), so
  * each level is a forward fill of the level below, shifted by one event. The furthest path is the first
  * attempt to reach the highest level, with the step times it carried.
+ *
+ * Every intermediate array is a column of its own, selected beside the events in `layers` of subqueries (one per
+ * level; each layer's columns `expr AS name`, names starting with `prefix`, read the layers before): the engine
+ * computes a column once, where a subexpression written twice inside one lambda is computed twice, and a
+ * subquery per level keeps the engine from expanding each level's columns into the next one's (which grows
+ * with every level). `path` is the tuple (reached, 0, times, mask) over them.
  */
-function levelsExpr(f: EngineFunnel, events: string, canStart: string, bvok: string): string {
+function levelsColumns(
+  f: EngineFunnel,
+  events: string,
+  canStart: string,
+  bvok: string,
+  prefix: string,
+): { layers: string[][]; path: string } {
   const n = f.steps
   const W = lit(f.window)
-  const ts = `arrayMap(y -> y.1, ${events})`
+  const layers: string[][] = [[]]
+  const col = (name: string, expr: string) => {
+    layers[layers.length - 1].push(`${expr} AS ${prefix}${name}`)
+    return `${prefix}${name}`
+  }
   const prev = (a: string) => `arrayPushFront(arrayPopBack(${a}), -1.0)`
   const fill = (values: string, flags: string) => `arrayFill((v, c) -> c, ${values}, ${flags})`
   /** values where flags hold, carried forward; −1 before the first */
   const keep = (values: string, flags: string) => fill(`arrayMap((v, c) -> if(c, v, -1.0), ${values}, ${flags})`, flags)
   const attr = (s: number) => (f.attribution === 'step' && f.attributionStep === s - 1 ? `, ${bvok}` : '')
-  // level L<s>: (took step s, start = time of step 1, time of step 2 … s) after each event
-  const first = `arrayMap(y -> and(notEquals(bitAnd(y.2, 1), 0), ${canStart}${attr(1)}), ${events})`
-  const levels: string[] = [`(${first}, ${keep(ts, first)})`]
+  const e = col('e', events)
+  const ts = col('ts', `arrayMap(y -> y.1, ${e})`)
+  // level s: took (the event took step s), start (time of step 1), and the time of each step 2 … s, after each event
+  const took: string[] = []
+  const start: string[] = []
+  const times: string[][] = []
+  took[1] = col('t1', `arrayMap(y -> and(notEquals(bitAnd(y.2, 1), 0), ${canStart}${attr(1)}), ${e})`)
+  start[1] = col('s1', keep(ts, took[1]))
+  times[1] = [start[1]]
   for (let s = 2; s <= n; s++) {
-    const L = `L${s - 1}`
-    const start = prev(`${L}.2`)
-    const cand =
+    layers.push([])
+    const below = col(`p${s}`, prev(start[s - 1]))
+    const cand = col(
+      `c${s}`,
       `arrayMap((y, p) -> and(notEquals(bitAnd(y.2, ${bit(s)}), 0), greaterOrEquals(p, 0), ` +
-      `lessOrEquals(minus(y.1, p), ${W})${attr(s)}), ${events}, ${start})`
-    const held = prev(fill(`arrayMap((p, c) -> if(c, p, -1.0), ${start}, ${cand})`, cand))
-    const took = `arrayMap((c, p, q) -> and(c, notEquals(p, q)), ${cand}, ${start}, ${held})`
-    const times = Array.from({ length: s - 2 }, (_, k) => keep(prev(`${L}.${k + 3}`), took))
-    levels.push(`(${[took, keep(start, took), ...times, keep(ts, took)].join(', ')})`)
+        `lessOrEquals(minus(y.1, p), ${W})${attr(s)}), ${e}, ${below})`,
+    )
+    const held = prev(fill(`arrayMap((p, c) -> if(c, p, -1.0), ${below}, ${cand})`, cand))
+    took[s] = col(`t${s}`, `arrayMap((c, p, q) -> and(c, notEquals(p, q)), ${cand}, ${below}, ${held})`)
+    start[s] = col(`s${s}`, keep(below, took[s]))
+    times[s] = [start[s]]
+    for (let k = 2; k < s; k++) times[s].push(col(`k${s}_${k}`, keep(prev(times[s - 1][k - 1]), took[s])))
+    times[s].push(col(`k${s}_${s}`, keep(ts, took[s])))
   }
-  const reachedAt = (s: number) => `arrayExists(v -> v, L${s}.1)`
-  const reached = `multiIf(${Array.from({ length: n }, (_, i) => `${reachedAt(n - i)}, ${n - i}`).join(', ')}, 0)`
-  const times = Array.from({ length: n }, (_, k) => {
-    const cases: string[] = []
-    for (let s = n; s >= k + 1; s--) cases.push(`${reachedAt(s)}, L${s}.${k + 2}[arrayFirstIndex(v -> v, L${s}.1)]`)
-    return `multiIf(${cases.join(', ')}, -1.0)`
+  layers.push([])
+  // the last layer picks from arrays instead of `multiIf`: the engine evaluates a branch of `if`/`multiIf` on its
+  // own, and then evaluates again every column that branch reads, for each place it reads it
+  const firstAt = Array.from({ length: n + 1 }, (_, s) =>
+    s === 0 ? '' : col(`f${s}`, `arrayFirstIndex(v -> v, ${took[s]})`),
+  )
+  /** the place (1-based) of the highest level s ≥ k that was reached, counted from the top, or past them all */
+  const highest = (k: number) => {
+    const flags = []
+    for (let s = n; s >= k; s--) flags.push(`greater(${firstAt[s]}, 0)`)
+    return `indexOf([${flags.join(', ')}, 1], 1)`
+  }
+  const top = col('top', highest(1))
+  const reached = col('reached', `_toInt64(minus(${n + 1}, ${top}))`)
+  const stepTimes = Array.from({ length: n }, (_, k) => {
+    const values = []
+    for (let s = n; s >= k + 1; s--) values.push(`${times[s][k]}[${firstAt[s]}]`)
+    return `[${values.join(', ')}, -1.0][${k === 0 ? top : highest(k + 1)}]`
   })
-  let body = `(${reached}, 0, [${times.join(', ')}], _toUInt64(minus(bitShiftLeft(_toUInt64(1), ${reached}), 1)))`
-  for (let s = n; s >= 1; s--) body = `arrayMap(L${s} -> ${body}, [${levels[s - 1]}])[1]`
-  return body
+  return {
+    layers,
+    path: `(${reached}, _toInt64(0), [${stepTimes.join(', ')}], _toUInt64(minus(bitShiftLeft(_toUInt64(1), ${reached}), 1)))`,
+  }
+}
+
+/**
+ * The events the level walk needs, for an ordered funnel without exclusions or optional steps where every event
+ * may start an attempt and count for the breakdown (`levelsColumns`' `canStart` and `bvok` are true): an event
+ * that matches no step changes no level; of a run of events that match only step 1, only the last matters (each
+ * replaces the attempt at level 1 with a later start, and nothing reads level 1 in between: the path's step-1
+ * time is read only once a later step is reached, from the attempt that step took); of a run of events that
+ * match only step s > 1, only the first may take level s (the later ones see the same attempt below, either
+ * out of the window or already taken). Most events of a funnel's first step come in runs, so the walk's dozens
+ * of passes go over far fewer events.
+ */
+function compactedExpr(evs: string): string {
+  const masks = `arrayMap(y -> y.2, ${evs})`
+  const next = `arrayResize(arrayPopFront(${masks}), length(${masks}), _toUInt64(0))`
+  const prev = `arrayResize(arrayPushFront(${masks}, _toUInt64(0)), length(${masks}))`
+  // a mask with one bit: bitAnd(m, m − 1) = 0
+  return (
+    `arrayFilter((y, m, a, b) -> and(notEquals(m, 0), not(and(equals(m, 1), equals(a, 1))), ` +
+    `not(and(greater(m, 1), equals(bitAnd(m, minus(m, 1)), 0), equals(b, m)))), ${evs}, ${masks}, ${next}, ${prev})`
+  )
 }
 
 /**
@@ -304,15 +366,33 @@ export function breakdownValuesExpr(f: EngineFunnel, evs: string, hasBreakdown: 
 /**
  * The furthest path of an actor for breakdown value `bv` (a column), as a tuple (reached step, excluded, times,
  * mask); reached 0 or excluded: no path. `mixed` says whether the actor has events at one instant that match
- * different steps (`mixedExpr`); `canStart` is a condition on the event `y`.
+ * different steps (`mixedExpr`); `canStart` is a condition on the event `y`. The path reads the columns of
+ * `layers` (`expr AS name`, names starting with `prefix`), which the query selects beside `bv` and the events
+ * first, one subquery per layer.
  */
-export function pathExpr(f: EngineFunnel, evs: string, bv: string, mixed: string, canStart = '1'): string {
-  const { filtered, canStart: cs, bvok, grouped, plain } = expandedExpr(f, evs, bv, canStart)
+export function pathExpr(
+  f: EngineFunnel,
+  evs: string,
+  bv: string,
+  mixed: string,
+  canStart = '1',
+  prefix = 'walk_',
+): { layers: string[][]; path: string } {
+  const { filtered, canStart: cs, bvok } = expandedExpr(f, evs, bv, canStart)
+  // each walk gets the events of the actors it is for, none of the others' (a fold costs per actor and event even
+  // when the row's value is not used), and the path is picked from an
+  // array of both: the engine would otherwise evaluate an `if` branch on its own, computing its inputs again
+  const only = (keep: string) => `arrayFilter(y -> ${keep}, ${evs})`
+  const { grouped } = expandedExpr(f, only(mixed), bv, canStart)
+  const either = (ifMixed: string, otherwise: string) => `[${ifMixed}, ${otherwise}][if(${mixed}, 1, 2)]`
   const simple = !f.strict && f.exclusionKs.length === 0 && ![...f.optional].some((o) => o <= f.steps)
-  // the engine evaluates the branch each row takes: the fold only for actors who need it
-  return simple
-    ? `if(${mixed}, ${foldExpr(f, grouped)}, ${levelsExpr(f, filtered, cs, bvok)})`
-    : `if(${mixed}, ${foldExpr(f, grouped)}, ${foldExpr(f, plain)})`
+  if (!simple) {
+    const { plain } = expandedExpr(f, only(`not(${mixed})`), bv, canStart)
+    return { layers: [], path: either(foldExpr(f, grouped), foldExpr(f, plain)) }
+  }
+  const walked = cs === '1' && bvok === '1' ? compactedExpr(filtered) : filtered
+  const levels = levelsColumns(f, walked, cs, bvok, prefix)
+  return { layers: levels.layers, path: either(foldExpr(f, grouped), levels.path) }
 }
 
 /**

@@ -571,8 +571,16 @@ function enginePaths(plan: Plan, range: ResolvedRange, trends: boolean): string 
   const period = trends
     ? `, arrayJoin(arrayDistinct(arrayMap(y -> y.6, arrayFilter(y -> notEquals(bitAnd(y.2, 1), 0), ${evs})))) AS period`
     : ''
-  const path = pathExpr(f, evs, 'bv', 'mixed', trends ? 'equals(y.6, period)' : '1')
-  return `SELECT bv${trends ? ', period' : ''}, ${path} AS p FROM (SELECT arrayJoin(${values}) AS bv${period}, events, ${mixedExpr('events')} AS mixed FROM (${actors}))`
+  const { layers, path } = pathExpr(f, evs, 'bv', 'mixed', trends ? 'equals(y.6, period)' : '1')
+  const keys = `bv${trends ? ', period' : ''}`
+  // the walk's intermediate arrays as columns of their own, a subquery per level: each computed once
+  let walked = `SELECT arrayJoin(${values}) AS bv${period}, events, ${mixedExpr('events')} AS mixed FROM (${actors})`
+  const carried = [keys, 'events', 'mixed']
+  for (const layer of layers) {
+    walked = `SELECT ${carried.join(', ')}, ${layer.join(', ')} FROM (${walked})`
+    carried.push(...layer.map((c) => c.slice(c.lastIndexOf(' AS ') + 4)))
+  }
+  return `SELECT ${keys}, ${path} AS p FROM (${walked})`
 }
 
 async function engineStepTotals(

@@ -8,9 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type Attribution,
+  average,
   type FunnelEvent,
   type FunnelOptions,
   matchActor,
+  median,
+  stepDuration,
 } from '../../../src/queries/insights/funnel-match.js'
 import { startTestApp, type TestApp } from '../../helpers/app.js'
 import { postQuery } from '../fixtures.js'
@@ -77,8 +80,15 @@ interface Case {
   breakdown?: boolean
 }
 
-/** The walker's step counts (per breakdown value) over the generated events. */
-function walked(c: Case): Map<string, number[]> {
+interface Totals {
+  counts: number[]
+  /** average and median seconds from the step before, as the insight shows them (null for the first step) */
+  average: (number | null)[]
+  median: (number | null)[]
+}
+
+/** The walker's step counts and conversion times (per breakdown value) over the generated events. */
+function walked(c: Case): Map<string, Totals> {
   const n = c.steps.length
   const options: FunnelOptions = {
     steps: n,
@@ -90,7 +100,8 @@ function walked(c: Case): Map<string, number[]> {
   }
   const byActor = new Map<string, Generated[]>()
   for (const g of generated) byActor.set(g.actor, [...(byActor.get(g.actor) ?? []), g])
-  const out = new Map<string, number[]>()
+  const counts = new Map<string, number[]>()
+  const durations = new Map<string, number[][]>()
   for (const events of byActor.values()) {
     const funnelEvents: FunnelEvent[] = []
     events.forEach((g, i) => {
@@ -110,15 +121,38 @@ function walked(c: Case): Map<string, number[]> {
     // the engine orders the events of one instant by their steps; the walker takes them as given
     funnelEvents.sort((x, y) => x.ts - y.ts || x.steps.join().localeCompare(y.steps.join()))
     for (const path of matchActor(funnelEvents, options, c.breakdown === true)) {
-      const counts = out.get(path.breakdown) ?? new Array(n).fill(0)
-      for (let i = 0; i < n; i++) if (path.stepsMask & (1 << i)) counts[i]++
-      out.set(path.breakdown, counts)
+      const count = counts.get(path.breakdown) ?? new Array(n).fill(0)
+      const times = durations.get(path.breakdown) ?? Array.from({ length: n }, () => [] as number[])
+      for (let i = 0; i < n; i++) {
+        if ((path.stepsMask & (1 << i)) === 0) continue
+        count[i]++
+        const d = stepDuration(path, i)
+        if (d !== undefined && d > 0) times[i].push(d)
+      }
+      counts.set(path.breakdown, count)
+      durations.set(path.breakdown, times)
     }
+  }
+  const out = new Map<string, Totals>()
+  for (const [key, count] of counts) {
+    const times = durations.get(key) as number[][]
+    out.set(key, {
+      counts: count,
+      average: times.map((d, i) => (i === 0 ? null : average(d))),
+      median: times.map((d, i) => (i === 0 ? null : median(d))),
+    })
   }
   return out
 }
 
-async function viaEngine(c: Case): Promise<Map<string, number[]>> {
+type Step = { count: number; average_conversion_time: number | null; median_conversion_time: number | null }
+const totalsOf = (steps: Step[]): Totals => ({
+  counts: steps.map((s) => s.count),
+  average: steps.map((s) => s.average_conversion_time),
+  median: steps.map((s) => s.median_conversion_time),
+})
+
+async function viaEngine(c: Case): Promise<Map<string, Totals>> {
   const res = await postQuery(t, {
     query: {
       kind: 'FunnelsQuery',
@@ -146,20 +180,13 @@ async function viaEngine(c: Case): Promise<Map<string, number[]>> {
   })
   expect(res.statusCode, res.body).toBe(200)
   const results = res.json().results as unknown[]
-  const out = new Map<string, number[]>()
+  const out = new Map<string, Totals>()
   if (!c.breakdown) {
-    if (results.length > 0)
-      out.set(
-        '',
-        (results as { count: number }[]).map((s) => s.count),
-      )
+    if (results.length > 0) out.set('', totalsOf(results as Step[]))
     return out
   }
-  for (const steps of results as { count: number; breakdown_value: string }[][]) {
-    out.set(
-      steps[0].breakdown_value,
-      steps.map((s) => s.count),
-    )
+  for (const steps of results as (Step & { breakdown_value: string })[][]) {
+    out.set(steps[0].breakdown_value, totalsOf(steps))
   }
   return out
 }
@@ -167,6 +194,9 @@ async function viaEngine(c: Case): Promise<Map<string, number[]>> {
 const CASES: [string, Case][] = [
   ['ordered a → b → c', { steps: ['a', 'b', 'c'], order: 'ordered' }],
   ['ordered a → a → b (one event, two steps)', { steps: ['a', 'a', 'b'], order: 'ordered' }],
+  ['ordered a → b', { steps: ['a', 'b'], order: 'ordered' }],
+  ['ordered b → a → b (one event, the first and last steps)', { steps: ['b', 'a', 'b'], order: 'ordered' }],
+  ['ordered a → b → c → x', { steps: ['a', 'b', 'c', 'x'], order: 'ordered' }],
   ['strict a → b → c', { steps: ['a', 'b', 'c'], order: 'strict' }],
   ['strict b → a', { steps: ['b', 'a'], order: 'strict' }],
   [
@@ -193,11 +223,11 @@ const CASES: [string, Case][] = [
   ['strict, all events by browser', { steps: ['a', 'b'], order: 'strict', breakdown: true, attribution: 'all_events' }],
 ]
 
-describe('the engine agrees with the walker', () => {
+describe('the engine agrees with the walker on step counts and conversion times', () => {
   it.each(CASES)('%s', async (_, c) => {
     const expected = walked(c)
     // the fixture exercises the case: someone gets past the first step
-    expect([...expected.values()].some((counts) => counts[1] > 0)).toBe(true)
+    expect([...expected.values()].some((totals) => totals.counts[1] > 0)).toBe(true)
     expect(Object.fromEntries(await viaEngine(c))).toEqual(Object.fromEntries(expected))
   })
 })
