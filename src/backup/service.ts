@@ -223,9 +223,13 @@ export async function restoreBackup(
     const engine = request.openEngine(path.join(target, 'chdb'))
     const events: Record<string, number> = {}
     try {
-      // No merges until the rows are counted: a merge of a ReplacingMergeTree drops duplicates and the count with them.
+      // No merges until the rows are counted: a merge of a ReplacingMergeTree drops duplicates and the count with
+      // them. Stopping merges holds only for tables that exist, so the tables are restored empty first, merges
+      // stopped, and then their parts.
+      const from = `File(${quoteString(path.join(dir, manifest.events.dir))})`
+      await engine.exec(`RESTORE DATABASE default FROM ${from} SETTINGS structure_only = 1`)
       await engine.exec('SYSTEM STOP MERGES')
-      await engine.exec(`RESTORE DATABASE default FROM File(${quoteString(path.join(dir, manifest.events.dir))})`)
+      await engine.exec(`RESTORE DATABASE default FROM ${from} SETTINGS allow_non_empty_tables = 1`)
       const counted = await engine.query<[string, string]>(
         "SELECT table, toString(sum(rows)) FROM system.parts WHERE database = 'default' AND active GROUP BY table",
       )

@@ -38,11 +38,19 @@ describe('an experiment run through posthog-node', () => {
       const variant = await client.getFeatureFlag('sdk-checkout', user)
       expect(['control', 'test']).toContain(variant)
       assigned[user] = variant as string
-      // the test variant converts far more often: 80% against 20%
-      const converts = variant === 'test' ? Number(user.split('-')[2]) % 5 !== 0 : Number(user.split('-')[2]) % 5 === 0
-      if (converts) client.capture({ distinctId: user, event: 'purchase', properties: { revenue: 10 } })
     }
+    // Purchases follow the exposures: posthog-node stamps $feature_flag_called when it queues it, some turns after
+    // getFeatureFlag returns (tens of milliseconds on a busy machine), so every exposure is sent first (shutdown
+    // waits for the queued ones), and the purchases go through a second client.
     await client.shutdown()
+    const buyer = new PostHog(t.creds.project_api_key, { host, flushAt: 50, flushInterval: 0 })
+    for (const user of users) {
+      // the test variant converts far more often: 80% against 20%
+      const i = Number(user.split('-')[2])
+      const converts = assigned[user] === 'test' ? i % 5 !== 0 : i % 5 === 0
+      if (converts) buyer.capture({ distinctId: user, event: 'purchase', properties: { revenue: 10 } })
+    }
+    await buyer.shutdown()
     // one person who saw both variants lands in $multiple and is left out
     const both = new PostHog(t.creds.project_api_key, { host, flushAt: 1, flushInterval: 0 })
     both.capture({
