@@ -411,7 +411,7 @@ async function retentionSource(
     }
     conditions.push(`start_index = ${i}`)
   }
-  if (query.breakdown !== undefined && query.breakdown !== null && activity.dim) {
+  if (query.breakdown !== undefined && query.breakdown !== null && activity.hasBreakdown) {
     const value = Array.isArray(query.breakdown) ? query.breakdown[0] : query.breakdown
     if (value === BREAKDOWN_OTHER) {
       // the other bucket: the values the insight folds into it (ranked as the insight ranks them)

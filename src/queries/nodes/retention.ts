@@ -7,7 +7,13 @@
 import { ValidationError } from '../../http/errors.js'
 import { propertiesToHogQL } from '../filters.js'
 import { toZonedIso } from '../format.js'
-import { BREAKDOWN_OTHER, breakdownOf, rawBreakdownExpr } from '../insights/breakdown.js'
+import {
+  BREAKDOWN_OTHER,
+  type BreakdownSpec,
+  breakdownOf,
+  DEFAULT_BREAKDOWN_LIMIT,
+  rawBreakdownExpr,
+} from '../insights/breakdown.js'
 import {
   earliestEvent,
   type InsightContext,
@@ -85,6 +91,33 @@ function positiveInt(value: unknown, fallback: number, max: number, attr: string
 }
 
 /**
+ * A retention breakdown as PostHog reads it: cohorts listed in `breakdowns` (entries of type "cohort", the
+ * others then ignored) or as `breakdown_type: "cohort"` are one breakdown value each, the cohort id as text ("0"
+ * for all users, also written "all"); of several property breakdowns only the first is used.
+ */
+function retentionBreakdown(filter: unknown): { spec: BreakdownSpec; limit: number } {
+  let raw = filter
+  if (isObject(filter) && Array.isArray(filter.breakdowns)) {
+    const cohorts = filter.breakdowns.filter((b) => isObject(b) && b.type === 'cohort')
+    if (cohorts.length > 0) {
+      raw = {
+        breakdown: cohorts.map((b) => (b as Record<string, unknown>).property),
+        breakdown_type: 'cohort',
+        breakdown_limit: filter.breakdown_limit,
+      }
+    }
+  }
+  const spec = breakdownOf(raw)
+  const limit =
+    spec.kind === 'values'
+      ? spec.limit
+      : isObject(raw) && typeof raw.breakdown_limit === 'number' && raw.breakdown_limit >= 1
+        ? Math.floor(raw.breakdown_limit)
+        : DEFAULT_BREAKDOWN_LIMIT
+  return { spec, limit }
+}
+
+/**
  * Each actor's cohort and returns: rows of (actor_id, [breakdown_value,] start_index, intervals_from_base) — for the
  * insight and for the actors behind one of its cohorts.
  */
@@ -126,10 +159,7 @@ export async function retentionActivity(
   const returning = entityOf(filter.returningEntity, 'retentionFilter__returningEntity', insight.actions)
   const groupIndex = groupIndexOf(node.aggregation_group_type_index, 'aggregation_group_type_index')
   const sampling = samplingOf(node.samplingFactor)
-  const breakdown = breakdownOf(node.breakdownFilter)
-  if (breakdown.kind === 'cohort' || (breakdown.kind === 'values' && breakdown.dims.length > 1)) {
-    throw new ValidationError('Retention breaks down by one property.', 'breakdownFilter')
-  }
+  const { spec: breakdown, limit: breakdownLimit } = retentionBreakdown(node.breakdownFilter)
 
   // cohorts: every interval from date_from's to date_to's, or the last totalIntervals without date_from
   const dateRange = isObject(node.dateRange) ? node.dateRange : undefined
@@ -178,14 +208,16 @@ export async function retentionActivity(
       ? `arrayFilter((d, c) -> c >= ${minimumOccurrences}, date_range, arrayMap(d -> countEqual(return_dupes, d), date_range))`
       : `arraySort(groupUniqArrayIf(${trunc}, (${returnCondition}) AND ${inRange}))`
   const dim = breakdown.kind === 'values' ? breakdown.dims[0] : undefined
-  const breakdownSelect = dim ? `, ifNull(toString(${rawBreakdownExpr(dim)}), '') AS breakdown_value` : ''
+  const cohortIds = breakdown.kind === 'cohort' ? breakdown.cohorts.map((c) => (c === 'all' ? 0 : c)) : []
+  const hasBreakdown = dim !== undefined || cohortIds.length > 0
   const where = and([
     relevant,
     sharedCondition(node, insight.testAccountFilters),
     readsHistory ? `timestamp < ${localInstantHogQL(end)}` : inRange,
     groupIndex === undefined ? undefined : `${actor} != ''`,
   ])
-  const perActor =
+  /** the activity of actors, with a breakdown value (`select`) and a condition of its own */
+  const activityOf = (breakdownSelect: string, condition: string | undefined, byValue: boolean) =>
     `SELECT ${actor} AS actor_id${breakdownSelect}, ` +
     `arrayMap(x -> ${bucketStartHogQL(interval, wsd, localInstantHogQL(start))} + ${unit}(x), range(0, ${n})) AS date_range, ` +
     `${cohortTimestamps} AS start_timestamps, ` +
@@ -193,14 +225,35 @@ export async function retentionActivity(
     `${returnTimestamps} AS return_timestamps, ` +
     `arrayJoin(arrayFilter(x -> x > -1, arrayMap((i, d) -> if(has(start_timestamps, d), i - 1, -1), arrayEnumerate(date_range), date_range))) AS start_index, ` +
     `arrayJoin(arrayConcat([0], arrayFilter(x -> x > 0, arrayMap(ts -> indexOf(arraySlice(date_range, start_index + 1, ${lookahead}), ts) - 1, return_timestamps)))) AS intervals_from_base ` +
-    `FROM ${eventsFrom(sampling)} WHERE ${where} GROUP BY actor_id${dim ? ', breakdown_value' : ''}`
-  const bd = dim ? ', breakdown_value' : ''
+    `FROM ${eventsFrom(sampling)} WHERE ${and([where, condition])} GROUP BY actor_id${byValue ? ', breakdown_value' : ''}`
+  // a cohort breakdown: the activity within each cohort, one after the other (an actor may be in several)
+  const perActor =
+    cohortIds.length > 0
+      ? cohortIds
+          .map((id) =>
+            activityOf(`, '${id}' AS breakdown_value`, id === 0 ? undefined : `person_id IN COHORT ${id}`, false),
+          )
+          .join(' UNION ALL ')
+      : activityOf(dim ? `, ifNull(toString(${rawBreakdownExpr(dim)}), '') AS breakdown_value` : '', undefined, !!dim)
+  const bd = hasBreakdown ? ', breakdown_value' : ''
   const activity =
     filter.cumulative === true
       ? `SELECT actor_id, start_index${bd}, arrayJoin(range(0, max(intervals_from_base) + 1)) AS intervals_from_base ` +
         `FROM (${perActor}) GROUP BY actor_id, start_index${bd}`
       : perActor
-  return { activity, perActor, bd, dim, breakdown, sampling, n, lookahead, cohorts, periodName, groupIndex }
+  return {
+    activity,
+    perActor,
+    bd,
+    hasBreakdown,
+    breakdownLimit,
+    sampling,
+    n,
+    lookahead,
+    cohorts,
+    periodName,
+    groupIndex,
+  }
 }
 
 /**
@@ -220,7 +273,7 @@ export async function retentionOtherValues(
   ctx: RunContext,
   run: HogQLExecutor,
 ): Promise<string[]> {
-  if (!activity.dim || activity.breakdown.kind !== 'values') return []
+  if (!activity.hasBreakdown) return []
   const executed = await run(
     'SELECT breakdown_value, start_index, count(DISTINCT actor_id) FROM (' +
       `${activity.perActor}) WHERE intervals_from_base = 0 GROUP BY breakdown_value, start_index LIMIT 100000`,
@@ -232,19 +285,15 @@ export async function retentionOtherValues(
     const scaled = activity.sampling === undefined ? Number(count) : Math.round(Number(count) / activity.sampling)
     sizes.set(String(value), (sizes.get(String(value)) ?? 0) + scaled)
   }
-  return rankBreakdownValues(sizes, activity.breakdown.limit).others
+  return rankBreakdownValues(sizes, activity.breakdownLimit).others
 }
 
 export function createRetentionRunner(deps: InsightDeps): NodeRunner {
   return async (node, ctx, run) => {
     const started = performance.now()
     const insight = await loadInsightContext(ctx, deps)
-    const { activity, bd, dim, breakdown, sampling, n, lookahead, cohorts, periodName } = await retentionActivity(
-      node,
-      insight,
-      ctx,
-      run,
-    )
+    const { activity, bd, hasBreakdown, breakdownLimit, sampling, n, lookahead, cohorts, periodName } =
+      await retentionActivity(node, insight, ctx, run)
     const executed = await run(
       `SELECT start_index, intervals_from_base${bd}, count(DISTINCT actor_id) AS count FROM (${activity}) ` +
         `GROUP BY start_index, intervals_from_base${bd} LIMIT 100000`,
@@ -265,14 +314,14 @@ export function createRetentionRunner(deps: InsightDeps): NodeRunner {
     }
     for (const row of executed.rows) {
       const [i, k] = [Number(row[0]), Number(row[1])]
-      const key = dim ? String(row[2]) : ''
+      const key = hasBreakdown ? String(row[2]) : ''
       if (i < 0 || i >= n || k < 0 || k >= lookahead) continue
-      cell(key)[i][k] += scale(row[dim ? 3 : 2])
+      cell(key)[i][k] += scale(row[hasBreakdown ? 3 : 2])
     }
     let keys = [...counts.keys()]
-    if (dim && breakdown.kind === 'values') {
+    if (hasBreakdown) {
       const size = (key: string) => (counts.get(key) as number[][]).reduce((s, r) => s + r[0], 0)
-      const ranked = rankBreakdownValues(new Map(keys.map((k) => [k, size(k)])), breakdown.limit)
+      const ranked = rankBreakdownValues(new Map(keys.map((k) => [k, size(k)])), breakdownLimit)
       keys = ranked.kept
       if (ranked.others.length > 0) {
         const other = cell(BREAKDOWN_OTHER)
@@ -286,7 +335,7 @@ export function createRetentionRunner(deps: InsightDeps): NodeRunner {
         }
         keys.push(BREAKDOWN_OTHER)
       }
-    } else if (!dim) keys = ['']
+    } else keys = ['']
     const title = periodName
     const tz = insight.team.timezone
     const results = keys.flatMap((key) => {
@@ -295,7 +344,7 @@ export function createRetentionRunner(deps: InsightDeps): NodeRunner {
         values: grid[i].map((count, k) => ({ count, label: `${title} ${k}` })),
         label: `${title} ${i}`,
         date: toZonedIso(fromLocal(c, tz).toISOString(), tz),
-        breakdown_value: dim ? key : null,
+        breakdown_value: hasBreakdown ? key : null,
       }))
     })
     return {
