@@ -10,8 +10,26 @@ type Db = Kysely<MetaDatabase> | Transaction<MetaDatabase>
 const PERSONS_LOCK = 1_885_696_883
 /** Distinct ids read in one statement at most. */
 const CHUNK = 1_000
-/** Rows inserted in one statement at most. */
+/** Rows inserted in one statement at most: six and four parameters a row, well within either database's limit. */
 const INSERT_CHUNK = 1_000
+/**
+ * On SQLite, rows go in statements of these sizes only: statements are prepared once per SQL text and kept in a
+ * bounded cache (see `withStatementCache`), and a statement per row count would push the hot ones out of it.
+ */
+const SQLITE_INSERT_SIZES = [256, 64, 16, 4, 1]
+
+/** `[from, to)` ranges of `count` rows, one per insert statement. */
+export function insertChunks(count: number, anySize: boolean): [number, number][] {
+  const chunks: [number, number][] = []
+  let at = 0
+  while (at < count) {
+    const left = count - at
+    const size = anySize ? Math.min(left, INSERT_CHUNK) : (SQLITE_INSERT_SIZES.find((s) => s <= left) as number)
+    chunks.push([at, at + size])
+    at += size
+  }
+  return chunks
+}
 
 /**
  * Persons, distinct ids, groups and group types: the source of truth for person and group properties.
@@ -58,18 +76,11 @@ export function createPersonStore(db: Kysely<MetaDatabase>, dialect: MetaDialect
       persons: Insertable<PersonTable>[],
       distinctIds: Insertable<PersonDistinctIdTable>[],
     ): Promise<void> {
-      // SQLite takes at most 32,766 parameters per statement, PostgreSQL 65,535: six and four per row.
-      for (let i = 0; i < persons.length; i += INSERT_CHUNK) {
-        await tx
-          .insertInto('persons')
-          .values(persons.slice(i, i + INSERT_CHUNK))
-          .execute()
+      for (const [from, to] of insertChunks(persons.length, shared)) {
+        await tx.insertInto('persons').values(persons.slice(from, to)).execute()
       }
-      for (let i = 0; i < distinctIds.length; i += INSERT_CHUNK) {
-        await tx
-          .insertInto('person_distinct_ids')
-          .values(distinctIds.slice(i, i + INSERT_CHUNK))
-          .execute()
+      for (const [from, to] of insertChunks(distinctIds.length, shared)) {
+        await tx.insertInto('person_distinct_ids').values(distinctIds.slice(from, to)).execute()
       }
     },
     /** The persons of many distinct ids in one statement per thousand, each row with the distinct id it was found by. */
