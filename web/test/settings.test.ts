@@ -111,6 +111,9 @@ describe.skipIf(!hasChromium)('settings', { timeout: 300_000 }, () => {
     await dialog.getByLabel('Label').fill('Insight reader')
     await dialog.getByRole('button', { name: 'Create key' }).click()
     await until(() => dialog.getByTestId('key-error').textContent()).toBe('This list may not be empty.')
+    // Every scope object the API takes is offered, the stored LLM prompts' among them.
+    expect(await dialog.getByRole('checkbox', { name: 'llm_prompt:read', exact: true }).count()).toBe(1)
+    expect(await dialog.getByText('LLM prompt', { exact: true }).count()).toBe(1)
     // Only insight:read, and only this project (keyboard: Space toggles the checkbox).
     await dialog.getByRole('checkbox', { name: 'insight:read', exact: true }).focus()
     await page.keyboard.press('Space')

@@ -56,6 +56,7 @@ const SCOPE_OBJECTS = [
   'group',
   'hog_function',
   'insight',
+  'llm_prompt',
   'notebook',
   'organization',
   'organization_member',
@@ -71,7 +72,9 @@ const SCOPE_OBJECTS = [
   'webhook',
 ]
 
-const label = (object: string) => object.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase())
+/** Names whose first word is an acronym. */
+const LABELS: Record<string, string> = { llm_prompt: 'LLM prompt' }
+const label = (object: string) => LABELS[object] ?? object.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase())
 const KEYS = ['personal-api-keys'] as const
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'Never')
 
