@@ -379,20 +379,20 @@ export function pathExpr(
   prefix = 'walk_',
 ): { layers: string[][]; path: string } {
   const { filtered, canStart: cs, bvok } = expandedExpr(f, evs, bv, canStart)
-  // each walk gets the events of the actors it is for, none of the others' (a fold costs per actor and event even
-  // when the row's value is not used), and the path is picked from an
-  // array of both: the engine would otherwise evaluate an `if` branch on its own, computing its inputs again
-  const only = (keep: string) => `arrayFilter(y -> ${keep}, ${evs})`
-  const { grouped } = expandedExpr(f, only(mixed), bv, canStart)
+  // each walk runs over the rows of the actors it is for only, and the path is picked from an array of both: the
+  // engine would otherwise evaluate an `if` branch on its own, computing its inputs again for each place they are
+  // read; and a fold costs per row even over no events. A fold maps over the actor's events wrapped in a
+  // one-element array, empty for the other actors (the pick then ignores the default it reads there).
+  const foldFor = (keep: string, input: 'grouped' | 'plain') =>
+    `arrayMap(E -> ${foldExpr(f, expandedExpr(f, 'E', bv, canStart)[input])}, arrayFilter(E -> ${keep}, [${evs}]))[1]`
   const either = (ifMixed: string, otherwise: string) => `[${ifMixed}, ${otherwise}][if(${mixed}, 1, 2)]`
   const simple = !f.strict && f.exclusionKs.length === 0 && ![...f.optional].some((o) => o <= f.steps)
   if (!simple) {
-    const { plain } = expandedExpr(f, only(`not(${mixed})`), bv, canStart)
-    return { layers: [], path: either(foldExpr(f, grouped), foldExpr(f, plain)) }
+    return { layers: [], path: either(foldFor(mixed, 'grouped'), foldFor(`not(${mixed})`, 'plain')) }
   }
   const walked = cs === '1' && bvok === '1' ? compactedExpr(filtered) : filtered
   const levels = levelsColumns(f, walked, cs, bvok, prefix)
-  return { layers: levels.layers, path: either(foldExpr(f, grouped), levels.path) }
+  return { layers: levels.layers, path: either(foldFor(mixed, 'grouped'), levels.path) }
 }
 
 /**
