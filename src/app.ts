@@ -347,12 +347,13 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   })
   installErrorHandling(app, { throttleFailure: requestLimits.throttleFailure })
   /** Every route with its required scope: the API coverage table and the auth-matrix test read it. */
-  const routes: { method: string; url: string; scope: string | null | undefined }[] = []
+  const routes: { method: string; url: string; scope: string | null | undefined; webOnly?: boolean }[] = []
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     for (const method of methods) {
       if (method === 'HEAD' || method === 'OPTIONS') continue
-      routes.push({ method, url: route.url, scope: (route.config as { scope?: string | null } | undefined)?.scope })
+      const config = route.config as { scope?: string | null; webOnly?: boolean } | undefined
+      routes.push({ method, url: route.url, scope: config?.scope, ...(config?.webOnly ? { webOnly: true } : {}) })
     }
   })
 

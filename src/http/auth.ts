@@ -6,7 +6,7 @@ import type { ProjectRow, ProjectStore } from '../projects/store.js'
 import type { PersonalApiKeyRow, PersonalApiKeyStore, UserRow, UserStore } from '../users/store.js'
 import { AuthenticationError, NotFound, PermissionDenied } from './errors.js'
 import { hashPersonalApiKey } from './keys.js'
-import { hasScope, NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY } from './scopes.js'
+import { hasScope, NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY, WEB_AUTHENTICATED_ONLY } from './scopes.js'
 
 export interface AuthContext {
   user: UserRow
@@ -31,6 +31,11 @@ declare module 'fastify' {
     scope?: string | null
     /** The handler finds the project itself (e.g. from `?token=`) and checks the key's project scoping. */
     projectFromRequest?: boolean
+    /**
+     * Logged-in users only, as PostHog serves some actions: a personal API key that passes every other check
+     * (scope, project) is then refused with `WEB_AUTHENTICATED_ONLY`.
+     */
+    webOnly?: boolean
   }
   interface FastifyRequest {
     auth: AuthContext
@@ -191,6 +196,7 @@ export const authPlugin = fp(
             `API key does not have access to the requested organization: ID ${project.organization_id}.`,
           )
         }
+        if (req.routeOptions.config?.webOnly) throw new PermissionDenied(WEB_AUTHENTICATED_ONLY)
         req.project = project
         return
       }
@@ -200,6 +206,7 @@ export const authPlugin = fp(
       if (auth.scopedTeams && !checksProjectItself && !scope.startsWith('user:') && !scope.startsWith('project:')) {
         throw new PermissionDenied('API keys with scoped projects are only supported on project-based endpoints.')
       }
+      if (req.routeOptions.config?.webOnly) throw new PermissionDenied(WEB_AUTHENTICATED_ONLY)
     })
   },
   { name: 'burrow-auth' },

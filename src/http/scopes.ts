@@ -45,6 +45,8 @@ export function isValidScope(scope: string): boolean {
  */
 export const SESSION_ONLY = 'session'
 export const OWN_KEY_ONLY = 'own_key'
+/** PostHog's answer to a personal API key on an action it serves to logged-in users only (`webOnly` routes). */
+export const WEB_AUTHENTICATED_ONLY = 'This endpoint is only available to web-authenticated users.'
 export const NO_PERSONAL_API_KEY_ACCESS = 'This action does not support Personal API Key access'
 
 /** `*` grants all; `x:write` implies `x:read`; a key without scopes may do nothing (creating one is refused). */

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { PermissionDenied } from '../http/errors.js'
 import { pageParams, paginate } from '../http/pagination.js'
 import { ProjectParams } from '../projects/schemas.js'
 import {
@@ -25,15 +24,12 @@ const PREFIXES = ['/api/projects/:projectId/llm_prompts', '/api/environments/:pr
 const tags = ['llm_prompts']
 const read = { scope: 'llm_prompt:read' }
 const write = { scope: 'llm_prompt:write' }
+/** PostHog serves publishing and archiving to logged-in users only: a personal API key, whatever its scopes, is refused. */
+const webWrite = { ...write, webOnly: true }
 
 type Json = Record<string, any>
 const body = (req: FastifyRequest): Json => (req.body && typeof req.body === 'object' ? (req.body as Json) : {})
 const nameOf = (req: FastifyRequest) => (req.params as { name: string }).name
-
-/** PostHog serves publishing and archiving to logged-in users only: a personal API key, whatever its scopes, is refused. */
-function webOnly(req: FastifyRequest) {
-  if (req.auth.key) throw new PermissionDenied('This endpoint is only available to web-authenticated users.')
-}
 
 export function llmPromptRoutes(deps: { prompts: LlmPromptService; siteUrl: string }) {
   const { prompts } = deps
@@ -111,10 +107,9 @@ export function llmPromptRoutes(deps: { prompts: LlmPromptService; siteUrl: stri
               409: ConflictBody,
             },
           },
-          config: write,
+          config: webWrite,
         },
         async (req) => {
-          webOnly(req)
           return prompts.publish(req.project.id, req.auth.user.id, nameOf(req), body(req))
         },
       )
@@ -145,10 +140,9 @@ export function llmPromptRoutes(deps: { prompts: LlmPromptService; siteUrl: stri
             params: NameParams,
             response: { 204: Type.Null(), ...errors },
           },
-          config: write,
+          config: webWrite,
         },
         async (req, reply) => {
-          webOnly(req)
           await prompts.archive(req.project.id, nameOf(req))
           return reply.code(204).send()
         },

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NO_PERSONAL_API_KEY_ACCESS, OWN_KEY_ONLY, SESSION_ONLY } from '../../src/http/scopes.js'
+import {
+  NO_PERSONAL_API_KEY_ACCESS,
+  OWN_KEY_ONLY,
+  SESSION_ONLY,
+  WEB_AUTHENTICATED_ONLY,
+} from '../../src/http/scopes.js'
 import { createKey, createTenant, startTestApp, type TestApp } from '../helpers/app.js'
 
 let t: TestApp
@@ -80,9 +85,32 @@ describe('auth matrix over every scoped route', () => {
         headers: t.auth,
         payload: method === 'GET' ? undefined : {},
       })
+      if (route.webOnly) {
+        // Served to logged-in users only (as PostHog serves them): a key that passed every other check is refused.
+        expect(good.statusCode, label).toBe(403)
+        expect(good.json(), label).toEqual({
+          type: 'authentication_error',
+          code: 'permission_denied',
+          detail: WEB_AUTHENTICATED_ONLY,
+          attr: null,
+        })
+        continue
+      }
       expect([401, 403], label).not.toContain(good.statusCode)
     }
   }, 120_000)
+
+  it('marks the actions PostHog serves to logged-in users only', () => {
+    const webOnly = t.burrow.routes.filter((r) => r.webOnly).map((r) => `${r.method} ${r.url}`)
+    expect(webOnly).toEqual(
+      expect.arrayContaining([
+        'PATCH /api/projects/:projectId/llm_prompts/name/:name/',
+        'POST /api/projects/:projectId/llm_prompts/name/:name/archive/',
+      ]),
+    )
+    // Each still names its scope: a key is checked for it (and its project) first, as PostHog does.
+    for (const route of t.burrow.routes.filter((r) => r.webOnly)) expect(route.scope).toBe('llm_prompt:write')
+  })
 
   it('refuses every personal API key on the routes that manage keys, the all-scopes key included', async () => {
     const sessionOnly = t.burrow.routes.filter((r) => r.scope === SESSION_ONLY)
