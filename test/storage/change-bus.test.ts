@@ -5,12 +5,15 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Burrow, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { CHANGES_CHANNEL, type Change, createChangeBus } from '../../src/storage/meta/change-bus.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { openMetaDb } from '../../src/storage/meta/db.js'
+import { migrateMeta } from '../../src/storage/meta/migrate.js'
+import { freshPostgresUrl, startTestApp, type TestApp } from '../helpers/app.js'
 
 const onPostgres = Boolean(process.env.DATABASE_URL?.startsWith('postgres'))
 
@@ -134,24 +137,34 @@ describe.skipIf(!onPostgres)('changes told across processes', () => {
   })
 
   it('drops everything within a few beats when a notification was lost, and never when none was', async () => {
-    // A publishes through a Redis that cannot be reached, so nothing it publishes is heard; B and C listen on
-    // PostgreSQL. All three write and read their heads in the same metadata store.
+    // A database of its own, so that only these buses publish and write heads there. A publishes through a Redis
+    // that cannot be reached, so nothing it publishes is heard; B and C listen on PostgreSQL. All three write and
+    // read their heads in the same metadata store.
+    const own = await freshPostgresUrl(t.burrow.config.databaseUrl)
+    const meta = openMetaDb(own.url)
+    await migrateMeta(meta.db, meta.dialect)
     const heardB: Change[] = []
     const heardC: Change[] = []
-    const options = { databaseUrl: t.burrow.config.databaseUrl, db: t.burrow.meta.db, headsEveryMs: 200 }
+    const options = { databaseUrl: own.url, db: meta.db, headsEveryMs: 200 }
     const a = createChangeBus({ ...options, redisUrl: 'redis://127.0.0.1:1', onError: () => undefined })
     const b = createChangeBus({ ...options, onError: () => undefined })
     const c = createChangeBus({ ...options, onError: () => undefined })
     b.subscribe((x) => heardB.push(x))
     c.subscribe((x) => heardC.push(x))
     try {
-      await new Promise((r) => setTimeout(r, 800))
-      // Heard changes are never taken for lost ones: C publishes, B hears it, and over several beats no drop.
-      c.publish({ kind: 'flags', teamId: 11 })
+      // B and C listen before anything is published (a change sent earlier would rightly count as missed).
+      const listening = async () => {
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND query = ${`LISTEN ${CHANGES_CHANNEL}`}`.execute(meta.db)
+        return rows[0]?.n === 2
+      }
+      expect(await waitFor(listening, 10_000)).toBe(true)
+      // Heard changes are never taken for lost ones: C publishes, B hears them, and over several beats no drop.
       c.publish({ kind: 'projects' })
+      c.publish({ kind: 'flags', teamId: 11 })
       expect(await waitFor(() => heardB.length === 2, 3_000)).toBe(true)
       await new Promise((r) => setTimeout(r, 1_000))
-      expect(heardB).toEqual([{ kind: 'flags', teamId: 11 }, { kind: 'projects' }])
+      expect(heardB).toEqual([{ kind: 'projects' }, { kind: 'flags', teamId: 11 }])
 
       // A's change never reaches B or C as a notification; its head does, and both drop everything.
       const started = Date.now()
@@ -166,6 +179,8 @@ describe.skipIf(!onPostgres)('changes told across processes', () => {
       await a.close()
       await b.close()
       await c.close()
+      await meta.close()
+      await own.drop()
     }
   })
 })
