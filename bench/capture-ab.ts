@@ -9,13 +9,18 @@
  * of each phase it reports the server's CPU time per request in the last two (all threads), steadier than
  * latency when others load the machine.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import crypto from 'node:crypto'
+import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import pg from 'pg'
-import { machineLine, printTable, realisticEvent, root } from './lib.js'
+import {
+  cpuSeconds,
+  freshDatabase,
+  machineLine,
+  printTable,
+  realisticEvent,
+  root,
+  startServer,
+  threadCpu,
+} from './lib.js'
 import { type PacedResult, pacedLoad } from './paced.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -28,60 +33,12 @@ const builds: [string, string][] = [
 ]
 if (!builds[0][1]) throw new Error('BENCH_BASE_ROOT: a checkout of the build to compare with')
 
-async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `burrow_bench_${crypto.randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: pgUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(pgUrl as string)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: pgUrl })
-      await c.connect()
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await c.end()
-    },
-  }
-}
-
-/** CPU seconds of every thread of a process so far. */
-function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
-
 async function run(cwd: string) {
-  const db = pgUrl ? await freshDatabase() : undefined
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-bench-ab-'))
-  const port = 20_000 + Math.floor(Math.random() * 5000)
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'start'],
-    {
-      cwd,
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        LOG_LEVEL: 'error',
-        ...(db ? { DATABASE_URL: db.url } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  )
-  await new Promise<void>((resolve, reject) => {
-    let out = ''
-    child.stdout?.on('data', (d) => {
-      out += d
-      if (out.includes('try: curl')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)))
-  })
-  const token = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8')).project_api_key
+  const db = pgUrl ? await freshDatabase(pgUrl) : undefined
+  const server = await startServer(db ? { DATABASE_URL: db.url } : {}, [], cwd)
+  const { child, dataDir } = server
+  const port = Number(new URL(server.url).port)
+  const token = server.credentials.project_api_key
   const url = `http://127.0.0.1:${port}/i/v0/e/`
   const headers = { 'content-type': 'application/json' }
   const total = RATE * PHASE_S
@@ -108,23 +65,6 @@ async function run(cwd: string) {
   fs.rmSync(dataDir, { recursive: true, force: true })
   await db?.drop()
   return { afterStart, steady, fresh }
-}
-
-/** CPU seconds so far of a process's main thread, Node's other threads, and the engine's named threads. */
-function threadCpu(pid: number): { main: number; node: number; engine: number } {
-  const out = { main: 0, node: 0, engine: 0 }
-  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      const seconds = (Number(fields[11]) + Number(fields[12])) / 100
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-      if (Number(tid) === pid) out.main += seconds
-      else if (name === 'node' || name.startsWith('libuv')) out.node += seconds
-      else out.engine += seconds
-    } catch {}
-  }
-  return out
 }
 
 /**

@@ -1,24 +1,5 @@
-/**
- * What the cross-process person machinery costs capture, with persons on PostgreSQL: events/s of two builds of
- * Burrow, each a single process on a fresh PostgreSQL database, runs alternating (A B A B …) so that a busy machine
- * weighs on both alike.
- *
- *   BENCH_BASE_ROOT=/path/to/checkout-before BENCH_NEW_ROOT=/path/to/checkout-after npx tsx bench/capture-persons-pg.ts
- *
- * BENCH_NEW_ROOT defaults to this checkout; BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test)
- * names the server and a database to connect to while creating the per-run ones. The load: batches of 50 ~1 KB
- * posthog-js events from 32 connections; half the batches come from returning persons only (a pool of 2,000
- * distinct ids, a batch of cached persons with nothing to write), the other half have 40 returning persons and
- * 10 persons never seen before (a fresh distinct id per request: a transaction that creates persons).
- * BENCH_META=sqlite runs the same comparison on the embedded metadata store instead.
- */
-import { type ChildProcess, spawn } from 'node:child_process'
-import crypto from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import pg from 'pg'
-import { percentile, printTable, realisticEvent, root } from './lib.js'
+import { cpuSeconds, freshDatabase, percentile, printTable, realisticEvent, root, startServer } from './lib.js'
 import { FRESH_UUID, maxLoad } from './wrk.js'
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 15)
@@ -33,61 +14,16 @@ const baseRoot = process.env.BENCH_BASE_ROOT
 const newRoot = process.env.BENCH_NEW_ROOT ?? root
 if (!baseRoot) throw new Error('BENCH_BASE_ROOT: a checkout of the build to compare with')
 
-async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `burrow_bench_${crypto.randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: BASE_URL })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(BASE_URL)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: BASE_URL })
-      await c.connect()
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await c.end()
-    },
-  }
-}
-
 /** `npm start` of the checkout at `cwd`, on a fresh data directory and PostgreSQL database. */
 async function start(cwd: string, databaseUrl: string | undefined) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-bench-pg-'))
-  const port = 20_000 + Math.floor(Math.random() * 5000)
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts', 'start'],
-    {
-      cwd,
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        LOG_LEVEL: 'error',
-        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  )
-  await new Promise<void>((resolve, reject) => {
-    let out = ''
-    child.stdout?.on('data', (d) => {
-      out += d
-      if (out.includes('try: curl')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)))
-  })
-  const credentials = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'))
+  const server = await startServer(databaseUrl ? { DATABASE_URL: databaseUrl } : {}, [], cwd)
   return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid as number,
-    token: credentials.project_api_key as string,
+    url: server.url,
+    pid: server.child.pid as number,
+    token: server.credentials.project_api_key,
     stop: async () => {
-      child.kill('SIGTERM')
-      await new Promise((r) => child.once('exit', r))
-      fs.rmSync(dataDir, { recursive: true, force: true })
+      await server.stop()
+      fs.rmSync(server.dataDir, { recursive: true, force: true })
     },
   }
 }
@@ -107,13 +43,6 @@ function bodies(token: string): string[] {
   )
 }
 
-/** CPU seconds (user + system) a process has used so far (Linux). */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 a second).
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
-
 interface RunResult {
   eventsPerSecond: number
   /** Server CPU per 1,000 acknowledged events: steadier than events/s on a machine others share. */
@@ -124,7 +53,7 @@ interface RunResult {
 }
 
 async function run(cwd: string): Promise<RunResult> {
-  const db = onSqlite ? undefined : await freshDatabase()
+  const db = onSqlite ? undefined : await freshDatabase(BASE_URL)
   const server = await start(cwd, db?.url)
   try {
     const load = bodies(server.token)

@@ -15,13 +15,20 @@
  * server of each throughput round (summarise it with `bench/capture-profile.ts`).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import pg from 'pg'
 import { migrateEventStore, openEventStore } from '../src/storage/events/index.js'
 import type { EngineFigure } from './capture-engine.js'
-import { machineLine, percentile, printTable, realisticEvent, root, startServer } from './lib.js'
+import {
+  freshDatabase,
+  machineLine,
+  percentile,
+  printTable,
+  realisticEvent,
+  root,
+  startServer,
+  threadCpu,
+} from './lib.js'
 import { type PacedResult, pacedLoad } from './paced.js'
 import { FRESH_UUID, maxLoad } from './wrk.js'
 
@@ -61,26 +68,6 @@ function batchBodies(token: string, count: number, markUuids: boolean): string[]
       }),
     }),
   )
-}
-
-/** CPU seconds of a process's threads so far: its main thread, Node's other threads, the engine's threads. */
-function threadCpu(pid: number): { main: number; node: number; engine: number } {
-  const out = { main: 0, node: 0, engine: 0 }
-  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      // Fields after the name (which is in parentheses and may hold spaces): utime and stime are the 12th, 13th.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      const seconds = (Number(fields[11]) + Number(fields[12])) / 100
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-      if (Number(tid) === pid) out.main += seconds
-      else if (name === 'node' || name.startsWith('libuv')) out.node += seconds
-      else out.engine += seconds
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return out
 }
 
 async function captureThroughput(round: number) {
@@ -186,30 +173,6 @@ async function batchLatency(eventsPerSecond: number, durationS = 10) {
   return { rate, ...result }
 }
 
-async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
-  const name = `burrow_bench_${crypto.randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: PG_URL })
-  try {
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${name}`)
-  } catch {
-    return undefined
-  } finally {
-    await admin.end().catch(() => undefined)
-  }
-  const url = new URL(PG_URL)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: PG_URL })
-      await c.connect()
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await c.end()
-    },
-  }
-}
-
 async function singleEventLatency(env: Record<string, string>) {
   const server = await startServer(env)
   const token = server.credentials.project_api_key
@@ -298,7 +261,7 @@ if (PARTS.has('batch')) {
 if (PARTS.has('single')) {
   const stores: [string, Record<string, string>, (() => Promise<void>) | undefined][] = [['SQLite', {}, undefined]]
   if (process.env.BENCH_PG !== '0') {
-    const db = await freshDatabase()
+    const db = await freshDatabase(PG_URL).catch(() => undefined)
     if (db) stores.push(['PostgreSQL', { DATABASE_URL: db.url }, db.drop])
     else rows.push(['PostgreSQL', `not reachable at ${PG_URL}: skipped`])
   }

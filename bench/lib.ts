@@ -3,6 +3,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import pg from 'pg'
 
 export const root = path.resolve(import.meta.dirname, '..')
 
@@ -14,8 +15,15 @@ export interface Server {
   stop(): Promise<void>
 }
 
-/** Starts Burrow the way `npm start` does, in its own process, on a fresh data directory. */
-export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
+/**
+ * Starts Burrow the way `npm start` does, in its own process, on a fresh data directory; from this checkout, or
+ * from the one at `cwd` (a build to compare with).
+ */
+export async function startServer(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+  cwd = root,
+): Promise<Server> {
   const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-bench-'))
   const port = 20_000 + Math.floor(Math.random() * 5000)
   // The node flags of `npm start` (package.json), then the caller's.
@@ -23,7 +31,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
     process.execPath,
     ['--max-semi-space-size=64', ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'start'],
     {
-      cwd: root,
+      cwd,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'error', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -45,6 +53,54 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
     stop: async () => {
       child.kill('SIGTERM')
       await new Promise((r) => child.once('exit', r))
+    },
+  }
+}
+
+/** Fields of `/proc/<pid>[/task/<tid>]/stat` after the name (in parentheses, may hold spaces). */
+const statFields = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+/** utime + stime (the 14th and 15th fields of the whole line, in clock ticks: 100 a second). */
+const statSeconds = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) / 100
+
+/** CPU seconds (user + system) of every thread of a process so far (Linux). */
+export function cpuSeconds(pid: number): number {
+  return statSeconds(statFields(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')))
+}
+
+/** CPU seconds of a process's threads so far: its main thread, Node's other threads, the engine's threads. */
+export function threadCpu(pid: number): { main: number; node: number; engine: number } {
+  const out = { main: 0, node: 0, engine: 0 }
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const seconds = statSeconds(statFields(stat))
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      if (Number(tid) === pid) out.main += seconds
+      else if (name === 'node' || name.startsWith('libuv')) out.node += seconds
+      else out.engine += seconds
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out
+}
+
+/** A new PostgreSQL database on the server `adminUrl` names, and how to drop it. */
+export async function freshDatabase(adminUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `burrow_bench_${crypto.randomBytes(5).toString('hex')}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl })
+      await c.connect()
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await c.end()
     },
   }
 }
