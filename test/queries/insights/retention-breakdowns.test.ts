@@ -170,8 +170,10 @@ describe('RetentionQuery cohort breakdown', () => {
     })
     expect(res.statusCode, res.body).toBe(200)
     const rows = res.json().results as [{ distinct_ids: string[] }, number[]][]
-    // Pro plan's d1 cohort: p1 (back 2 days later, d3), p2 (back the next day, d2)
-    expect(rows.map((r) => [r[0].distinct_ids[0], r[1]])).toEqual([
+    // Pro plan's d1 cohort: p1 (back 2 days later, d3), p2 (back the next day, d2). `orderBy: ['person']` orders by
+    // the person's id (a random uuid), so the rows are compared in distinct-id order.
+    const byDistinctId = rows.map((r) => [r[0].distinct_ids[0], r[1]] as const).sort((a, b) => a[0].localeCompare(b[0]))
+    expect(byDistinctId).toEqual([
       ['p1', [0, 2]],
       ['p2', [0, 1]],
     ])
