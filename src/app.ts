@@ -168,6 +168,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   const changes = createChangeBus({
     databaseUrl: config.databaseUrl,
     redisUrl: config.redisUrl,
+    enabled: config.changeNotifications,
     db: meta.db,
     onError: (err) => logError(err, 'change notifications'),
   })

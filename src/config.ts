@@ -15,6 +15,11 @@ export interface Config {
   clickhouseCluster?: string
   /** Changes told to the other processes through Redis pub/sub instead of PostgreSQL's NOTIFY. */
   redisUrl?: string
+  /**
+   * Whether changes are told to the other processes at all (CHANGE_NOTIFICATIONS=off: a single process on a
+   * PostgreSQL that cannot LISTEN, e.g. behind PgBouncer in transaction mode; caches then rely on their time limits).
+   */
+  changeNotifications: boolean
   /** This process's name in logs, job leases and query statuses (the host name by default). */
   instanceId: string
   siteUrl: string
@@ -140,6 +145,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`REDIS_URL must start with redis:// or rediss://, got "${redisUrl}"`)
   }
 
+  const changeNotifications = (env.CHANGE_NOTIFICATIONS || 'on') as 'on' | 'off'
+  if (changeNotifications !== 'on' && changeNotifications !== 'off') {
+    throw new ConfigError(`CHANGE_NOTIFICATIONS must be on or off, got "${env.CHANGE_NOTIFICATIONS}"`)
+  }
+
   const smtpUrl = env.SMTP_URL || undefined
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
     throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got "${smtpUrl}"`)
@@ -159,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseUrl,
     clickhouseCluster,
     redisUrl,
+    changeNotifications: changeNotifications === 'on',
     instanceId,
     siteUrl,
     smtpUrl,

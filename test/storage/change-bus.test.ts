@@ -136,6 +136,47 @@ describe.skipIf(!onPostgres)('changes told across processes', () => {
     }
   })
 
+  it('with CHANGE_NOTIFICATIONS=off, neither listens nor writes heads, and tells nothing', async () => {
+    expect(() => loadConfig({ DATA_DIR: secondDir, CHANGE_NOTIFICATIONS: 'maybe' })).toThrow(
+      'CHANGE_NOTIFICATIONS must be on or off',
+    )
+    expect(loadConfig({ DATA_DIR: secondDir, CHANGE_NOTIFICATIONS: 'off' }).changeNotifications).toBe(false)
+    expect(loadConfig({ DATA_DIR: secondDir }).changeNotifications).toBe(true)
+    const own = await freshPostgresUrl(t.burrow.config.databaseUrl)
+    const meta = openMetaDb(own.url)
+    await migrateMeta(meta.db, meta.dialect)
+    const heardOn: Change[] = []
+    const heardOff: Change[] = []
+    const options = { databaseUrl: own.url, db: meta.db, headsEveryMs: 100, onError: () => undefined }
+    const on = createChangeBus(options)
+    const off = createChangeBus({ ...options, enabled: false })
+    on.subscribe((x) => heardOn.push(x))
+    off.subscribe((x) => heardOff.push(x))
+    const listeners = async () => {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND query = ${`LISTEN ${CHANGES_CHANNEL}`}`.execute(meta.db)
+      return rows[0]?.n ?? 0
+    }
+    try {
+      expect(await waitFor(async () => (await listeners()) === 1, 10_000)).toBe(true)
+      // What the enabled bus publishes is not heard by the disabled one, and the reverse is never sent.
+      on.publish({ kind: 'flags', teamId: 21 })
+      off.publish({ kind: 'flags', teamId: 22 })
+      await new Promise((r) => setTimeout(r, 1_000))
+      expect(heardOff).toEqual([])
+      expect(heardOn).toEqual([])
+      // Only the enabled bus listens, and only it writes a head (it published once).
+      expect(await listeners()).toBe(1)
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM change_heads`.execute(meta.db)
+      expect(rows[0]?.n).toBe(1)
+    } finally {
+      await on.close()
+      await off.close()
+      await meta.close()
+      await own.drop()
+    }
+  })
+
   it('drops everything within a few beats when a notification was lost, and never when none was', async () => {
     // A database of its own, so that only these buses publish and write heads there. A publishes through a Redis
     // that cannot be reached, so nothing it publishes is heard; B and C listen on PostgreSQL. All three write and

@@ -54,6 +54,8 @@ export interface ChangeBusOptions {
   db: Kysely<any>
   /** Redis pub/sub instead of PostgreSQL's NOTIFY. */
   redisUrl?: string
+  /** false: nothing is told or heard (one process alone; caches rely on their time limits). */
+  enabled?: boolean
   onError: (error: unknown) => void
   /** Delay before listening again after the connection dropped. */
   reconnectMs?: number
@@ -80,6 +82,9 @@ const isChange = (value: unknown): value is Change => {
 
 export function createChangeBus(options: ChangeBusOptions): ChangeBus {
   const listeners: ((change: Change) => void)[] = []
+  if (options.enabled === false) {
+    return { publish() {}, subscribe: (l) => void listeners.push(l), close: async () => {} }
+  }
   const deliver = (change: Change) => {
     for (const listener of listeners) {
       try {
