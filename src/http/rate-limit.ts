@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { RateLimitConfig } from '../config.js'
 import { clientIp } from '../ingest/geoip.js'
+import { closeUnread } from './close-unread.js'
 import { ApiError, Throttled } from './errors.js'
 import type { RateLimitStore } from './rate-limit-store.js'
 
@@ -252,14 +253,15 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     clientIp(req.headers, req.socket.remoteAddress, deps.trustedProxies) || 'unknown'
 
   /**
-   * A refusal before the body is read. When the request has a body, the connection closes after the 429 instead
-   * of reading the body to its end to keep the connection open: a throttled client sending large bodies back to
-   * back (an lz64 flood) costs one answer, not the upload of each body.
+   * A refusal before the body is read. When the request has a body, the connection closes after the 429 without
+   * reading the body (closeUnread): a throttled client sending large bodies back to back (an lz64 flood) costs
+   * one answer, not the upload of each body.
    */
   const refuseUnread = (req: FastifyRequest, reply: FastifyReply, wait: number) => {
     const length = req.headers['content-length']
     if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')) {
       reply.header('connection', 'close')
+      closeUnread(req.raw, reply.raw)
     }
     return new Throttled(wait)
   }
