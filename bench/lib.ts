@@ -29,7 +29,7 @@ export async function startServer(
   // The node flags of `npm start` (package.json), then the caller's.
   const child = spawn(
     process.execPath,
-    ['--max-semi-space-size=64', ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'start'],
+    ['--max-semi-space-size=64', '--expose-gc', ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'start'],
     {
       cwd,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'error', ...env },

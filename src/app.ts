@@ -48,6 +48,8 @@ import { remoteConfigRoutes } from './flags/remote-config.js'
 import { flagRoutes } from './flags/routes.js'
 import { createFlagService, toFlagDefinition } from './flags/service.js'
 import { createFlagStore } from './flags/store.js'
+import { createIdleTrimmer } from './footprint/idle-trim.js'
+import { idleTrims } from './footprint/trims.js'
 import { groupRoutes } from './groups/routes.js'
 import { createGroupService } from './groups/service.js'
 import { authPlugin } from './http/auth.js'
@@ -347,6 +349,17 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     trustedProxies: config.trustedProxies,
   })
   installErrorHandling(app, { throttleFailure: requestLimits.throttleFailure })
+  const idleTrimmer = createIdleTrimmer({
+    idleMs: config.idleTrimSeconds * 1000,
+    trims: idleTrims({ embeddedEngine: config.clickhouseUrl.startsWith('chdb:') }),
+    onTrimmed: (report) => {
+      for (const step of report) if (step.error) logError(step.error, `giving memory back (${step.name})`)
+    },
+  })
+  app.addHook('onRequest', (_request, _reply, done) => {
+    idleTrimmer.touch()
+    done()
+  })
   /** Every route with its required scope: the API coverage table and the auth-matrix test read it. */
   const routes: { method: string; url: string; scope: string | null | undefined; webOnly?: boolean }[] = []
   app.addHook('onRoute', (route) => {
@@ -689,6 +702,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     if (closed) return
     closed = true
     draining = true
+    idleTrimmer.close()
     await backupControl?.close()
     await personDeletions.close()
     await cohortCalculator.close()

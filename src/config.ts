@@ -32,6 +32,8 @@ export interface Config {
   geoipDbPath: string | undefined
   /** Nice value for the embedded engine's own threads (0 leaves them alone); request handling runs first. */
   engineThreadNice: number
+  /** Seconds without a request after which memory is given back once (0: never). */
+  idleTrimSeconds: number
   /** The embedded engine's memory: its total limit and the size of each of its caches. */
   engine: EngineSettings
   rateLimits: RateLimitConfig
@@ -177,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     trustedProxies: integer(env, 'TRUSTED_PROXIES', 0, 0, 32),
     engineThreadNice: integer(env, 'ENGINE_THREAD_NICE', 10, 0, 19),
+    idleTrimSeconds: integer(env, 'IDLE_TRIM_SECONDS', 30, 0, 86_400),
     geoipDbPath: env.GEOIP_DB_PATH || undefined,
     queryLimits: limits,
     engine: {

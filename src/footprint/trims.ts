@@ -1,0 +1,22 @@
+/** What the process gives back when idle ({@link createIdleTrimmer}), in order: garbage first, then what it freed. */
+import { dropLibraryPages, trimCHeap } from './release.js'
+
+export const ENGINE_LIBRARY = 'libchdb.so'
+
+export function idleTrims(options: {
+  embeddedEngine: boolean
+  /** Buffers kept for the next busy spell (the capture log's spares). */
+  releaseBuffers?: () => void
+}): { name: string; run: () => void }[] {
+  const gc = (globalThis as { gc?: () => void }).gc
+  return [
+    // A full collection: the heap grown by the busy spell shrinks to what is alive (needs --expose-gc, which
+    // `npm start` passes; without it the heap shrinks when V8 next decides to).
+    ...(gc ? [{ name: 'javascript heap', run: () => gc() }] : []),
+    ...(options.releaseBuffers ? [{ name: 'spare buffers', run: options.releaseBuffers }] : []),
+    { name: 'C heap', run: () => void trimCHeap() },
+    ...(options.embeddedEngine
+      ? [{ name: 'engine code pages', run: () => void dropLibraryPages(ENGINE_LIBRARY) }]
+      : []),
+  ]
+}
