@@ -1,5 +1,7 @@
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
+import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
@@ -16,8 +18,15 @@ export interface MetaDb {
 // PostgreSQL returns int8/numeric as strings by default; our counters fit in a JS number.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10))
 
+export interface MetaDbOptions {
+  /** SQLite: the write-ahead log's size past which the checkpointer resets it even if that makes a writer wait. */
+  walLimitBytes?: number
+  /** SQLite: how often the checkpointer copies the log into the database. */
+  checkpointEveryMs?: number
+}
+
 /** Opens the metadata database named by `url` (`sqlite:<file>` or `postgres://…`). */
-export function openMetaDb(url: string): MetaDb {
+export function openMetaDb(url: string, options: MetaDbOptions = {}): MetaDb {
   if (url.startsWith('postgres')) {
     const pool = new pg.Pool({ connectionString: url, max: 10 })
     // An idle connection the server ends (a restart, a terminated backend) is reported on the pool, which drops
@@ -55,9 +64,93 @@ export function openMetaDb(url: string): MetaDb {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
+  // The pages of persons and their distinct ids' indexes that capture reads (SQLite's default is 2 MB).
+  sqlite.pragma(`cache_size = -${CACHE_KIB}`)
+  const checkpointer = file === ':memory:' ? undefined : startCheckpointer(sqlite, file, options)
   const db = new Kysely<MetaDatabase>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
-  return { db, dialect: 'sqlite', close: () => db.destroy() }
+  return {
+    db,
+    dialect: 'sqlite',
+    close: async () => {
+      // First: the last connection to close copies what is left of the log into the database and removes it.
+      await checkpointer?.stop()
+      await db.destroy()
+    },
+  }
 }
+
+const CACHE_KIB = 16 * 1024
+const WAL_LIMIT_BYTES = 64 << 20
+const CHECKPOINT_EVERY_MS = 100
+
+/**
+ * Checkpoints off the request thread. SQLite's automatic checkpoint runs inside the commit that crosses 1,000
+ * pages of log: that commit copies the log into the database and syncs it, and the request that committed (and
+ * every one behind it on the event loop) waits. Here the writing connection never checkpoints
+ * (`wal_autocheckpoint = 0`); a connection of its own in a worker thread copies the log every
+ * `checkpointEveryMs` with PASSIVE checkpoints, which never block a writer (what is appended meanwhile waits for
+ * the next one). The log starts over from its beginning at the first write after a checkpoint that copied all
+ * of it, and that write cuts the file back to `journal_size_limit`. Under writes that never pause, no checkpoint
+ * copies all of the log; past `walLimitBytes` the worker then copies the rest and truncates the log itself
+ * (TRUNCATE: a writer waits for that rest, right after a PASSIVE checkpoint copied nearly all of it).
+ * Should the worker fail, the writing connection checkpoints for itself again.
+ */
+function startCheckpointer(sqlite: Database.Database, file: string, options: MetaDbOptions) {
+  const walLimitBytes = options.walLimitBytes ?? WAL_LIMIT_BYTES
+  sqlite.pragma('wal_autocheckpoint = 0')
+  sqlite.pragma(`journal_size_limit = ${Math.floor(walLimitBytes / 4)}`)
+  const worker = new Worker(CHECKPOINTER_SOURCE, {
+    eval: true,
+    workerData: {
+      module: createRequire(import.meta.url).resolve('better-sqlite3'),
+      file,
+      walLimitBytes,
+      everyMs: options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS,
+    },
+  })
+  worker.unref()
+  let stopped = false
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+  worker.once('error', (err) => {
+    if (stopped) return
+    console.error(`burrow: the SQLite checkpointer failed (${err.message}); the writer checkpoints for itself`)
+    if (sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000')
+  })
+  return {
+    stop: async () => {
+      stopped = true
+      // Kept alive until it has closed its connection (it does not keep an idle process alive otherwise).
+      worker.ref()
+      worker.postMessage('stop')
+      await exited
+    },
+  }
+}
+
+/** The checkpointer's worker (CommonJS, evaluated: it needs no file of its own in the build). */
+const CHECKPOINTER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const fs = require('node:fs')
+const Database = require(workerData.module)
+const db = new Database(workerData.file)
+// Only for TRUNCATE: how long it waits for a writer to finish before trying again at the next turn.
+db.pragma('busy_timeout = 200')
+const walFile = workerData.file + '-wal'
+const walBytes = () => { try { return fs.statSync(walFile).size } catch { return 0 } }
+const timer = setInterval(() => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)')
+    if (walBytes() > workerData.walLimitBytes) db.pragma('wal_checkpoint(TRUNCATE)')
+  } catch (err) {
+    // SQLITE_BUSY and the like: the next turn tries again.
+  }
+}, workerData.everyMs)
+parentPort.on('message', () => {
+  clearInterval(timer)
+  db.close()
+  parentPort.close()
+})
+`
 
 const STATEMENT_CACHE_SIZE = 500
 
