@@ -53,18 +53,20 @@ export const DEFAULT_RETURNED_ROWS = 100
 export const MAX_SELECT_RETURNED_ROWS = 50_000
 
 /**
- * Keep every user expression above the team filter. Each physical table is read through a subquery whose only
- * condition is the team (and date bounds Burrow derives from constants); these settings stop the engine from
- * moving the query's own conditions into that subquery (`query_plan_filter_push_down`; the old analyzer's
- * `enable_optimize_predicate_expression`), from fusing them with the team filter into one step that evaluates
- * both on every row read (`query_plan_merge_filters`), and from moving any condition into PREWHERE, which runs
- * on whole granules before the team filter (`optimize_move_to_prewhere`). The engine's primary-key analysis
- * still sees the conditions above the read, so granules are skipped as before. `SELECT *` inside the subquery
- * must carry the materialized property columns out (`asterisk_include_materialized_columns`).
+ * Tenant isolation. Each physical table is read through a subquery whose only condition is an explicit `PREWHERE`:
+ * the team (and date or event bounds Burrow derives from constants). The read step evaluates that PREWHERE and
+ * removes every row that fails it before handing rows to any step above it, so whatever the engine does with the
+ * query's own conditions, they only ever see the team's rows: it may push them down (`query_plan_filter_push_down`)
+ * and merge them (`query_plan_merge_filters`) to just above the read, where they skip granules through the primary
+ * key and run on the team's rows only. Nothing user-written can join that PREWHERE: a query's own PREWHERE is
+ * compiled as a WHERE condition, the engine never moves conditions into a read that already has a PREWHERE (and
+ * `optimize_move_to_prewhere=0` besides), and the engine's own additions to it (the top-K threshold of `ORDER BY
+ * column LIMIT n`) compare a column with a constant and cannot throw. `enable_optimize_predicate_expression=0`
+ * keeps an engine on the old analyzer from copying conditions into the subquery's text. `SELECT *` inside the
+ * subquery must carry the materialized property columns out (`asterisk_include_materialized_columns`).
+ * test/security/exfiltration.test.ts and test/hogql/isolation-pushdown.test.ts try to break it.
  */
 export const ISOLATION_SETTINGS = [
-  'query_plan_filter_push_down=0',
-  'query_plan_merge_filters=0',
   'optimize_move_to_prewhere=0',
   'enable_optimize_predicate_expression=0',
   'asterisk_include_materialized_columns=1',

@@ -303,10 +303,11 @@ export class ClickHousePrinter extends ExprPrinter {
   }
 
   /**
-   * A table of the virtual schema as the query reads it. Every physical table is a subquery that keeps the
-   * caller's team rows and nothing else, and the query's own expressions stay outside it: with the engine's
-   * filter push-down, filter merging and PREWHERE moves turned off (see `ISOLATION_SETTINGS` in compile.ts), no
-   * user expression is ever evaluated on another team's row, so none can throw or return its values.
+   * A table of the virtual schema as the query reads it. Every physical table is a subquery whose PREWHERE keeps
+   * the caller's team rows and nothing else: the read step removes every other row before any step above it
+   * runs, and the engine moves nothing into an explicit PREWHERE (see `ISOLATION_SETTINGS` in compile.ts). The
+   * query's own conditions may be pushed down to just above the read, where they only ever see the team's rows,
+   * so no user expression is evaluated on another team's row and none can throw or return its values.
    */
   private tableItem(src: Source, hints: string[]): string {
     const j = src.join!
@@ -320,9 +321,9 @@ export class ClickHousePrinter extends ExprPrinter {
     if (def.ch) {
       const modifiers = (j.final ? ' FINAL' : '') + sampleSql(j.sample)
       const filter = [`equals(${alias}.team_id, ${TEAM})`, ...hints]
-      const where = filter.length === 1 ? filter[0] : `and(${filter.join(', ')})`
+      const prewhere = filter.length === 1 ? filter[0] : `and(${filter.join(', ')})`
       const inner = def.ch === src.alias ? def.ch : `${def.ch} AS ${alias}`
-      table = `(SELECT * FROM ${inner}${modifiers} WHERE ${where}) AS ${alias}`
+      table = `(SELECT * FROM ${inner}${modifiers} PREWHERE ${prewhere}) AS ${alias}`
       if (!src.wrapped || !src.joins.size) return table
     } else {
       if (j.final || j.sample) throw new HogQLValidationError(`Table '${def.name}' does not support FINAL or SAMPLE`)

@@ -71,7 +71,7 @@ function personsSelect(needed: Set<string>, team: string): string {
     ['id'],
   )
   return (
-    `SELECT ${cols} FROM persons AS raw_persons WHERE equals(raw_persons.team_id, ${team}) ` +
+    `SELECT ${cols} FROM persons AS raw_persons PREWHERE equals(raw_persons.team_id, ${team}) ` +
     `GROUP BY raw_persons.id HAVING equals(${latest('is_deleted')}, 0)`
   )
 }
@@ -80,7 +80,7 @@ function distinctIdsSelect(_needed: Set<string>, team: string): string {
   const latest = (c: string) => `argMax(raw_pdi.${c}, raw_pdi.version)`
   return (
     `SELECT raw_pdi.distinct_id AS distinct_id, ${latest('person_id')} AS person_id ` +
-    `FROM person_distinct_ids AS raw_pdi WHERE equals(raw_pdi.team_id, ${team}) ` +
+    `FROM person_distinct_ids AS raw_pdi PREWHERE equals(raw_pdi.team_id, ${team}) ` +
     `GROUP BY raw_pdi.distinct_id HAVING equals(${latest('is_deleted')}, 0)`
   )
 }
@@ -99,7 +99,7 @@ function groupsSelect(needed: Set<string>, team: string, index?: number): string
   )
   const indexFilter = index === undefined ? '' : ` AND equals(raw_groups.group_type_index, ${index})`
   return (
-    `SELECT ${cols} FROM groups AS raw_groups WHERE equals(raw_groups.team_id, ${team})${indexFilter} ` +
+    `SELECT ${cols} FROM groups AS raw_groups PREWHERE equals(raw_groups.team_id, ${team})${indexFilter} ` +
     `GROUP BY raw_groups.group_type_index, raw_groups.group_key`
   )
 }
@@ -165,7 +165,7 @@ const SESSION_TYPES: Record<string, BaseType> = {
 function sessionsSelect(needed: Set<string>, team: string): string {
   return (
     `SELECT ${pick(needed, SESSION_EXPRS, ['session_id'])} FROM events AS raw_events ` +
-    `WHERE and(equals(raw_events.team_id, ${team}), notEmpty(raw_events.\`$session_id\`)) ` +
+    `PREWHERE and(equals(raw_events.team_id, ${team}), notEmpty(raw_events.\`$session_id\`)) ` +
     'GROUP BY raw_events.`$session_id`'
   )
 }

@@ -24,7 +24,7 @@ function inlineSql(query: string, ctx: Partial<CompileContext> = {}): string {
     .replace(/ SETTINGS .*$/, '')
 }
 const exprSql = (expr: string, ctx: Partial<CompileContext> = {}) =>
-  inlineSql(`SELECT ${expr} FROM events`, ctx).replace(/^SELECT (.*) FROM \(SELECT \* FROM events WHERE .*$/, '$1')
+  inlineSql(`SELECT ${expr} FROM events`, ctx).replace(/^SELECT (.*) FROM \(SELECT \* FROM events PREWHERE .*$/, '$1')
 
 describe('translation cases', () => {
   const exprCases: [number, string, string][] = [
@@ -76,11 +76,11 @@ describe('translation cases', () => {
     const sql = exprSql('person.properties.bla')
     expect(sql).toContain(`JSONExtractRaw(events__pdi__person.properties, 'bla')`)
     expect(inlineSql('SELECT person.properties.bla FROM events')).toContain(
-      'INNER JOIN (SELECT raw_persons.id AS id, argMax(raw_persons.properties, raw_persons.version) AS properties FROM persons AS raw_persons WHERE equals(raw_persons.team_id, <team>) GROUP BY raw_persons.id HAVING equals(argMax(raw_persons.is_deleted, raw_persons.version), 0)) AS events__pdi__person ON equals(events__pdi.person_id, events__pdi__person.id)',
+      'INNER JOIN (SELECT raw_persons.id AS id, argMax(raw_persons.properties, raw_persons.version) AS properties FROM persons AS raw_persons PREWHERE equals(raw_persons.team_id, <team>) GROUP BY raw_persons.id HAVING equals(argMax(raw_persons.is_deleted, raw_persons.version), 0)) AS events__pdi__person ON equals(events__pdi.person_id, events__pdi__person.id)',
     )
   })
 
-  const events = '(SELECT * FROM events WHERE equals(events.team_id, <team>)) AS events'
+  const events = '(SELECT * FROM events PREWHERE equals(events.team_id, <team>)) AS events'
   const selectCases: [number, string, string][] = [
     [68, 'select 1 + 2, 3 + 4 from events', `SELECT plus(1, 2), plus(3, 4) FROM ${events} LIMIT 100`],
     [
@@ -110,7 +110,7 @@ describe('translation cases', () => {
     [
       77,
       'SELECT events.event FROM events SAMPLE 0.1 OFFSET 1/10',
-      'FROM (SELECT * FROM events SAMPLE 0.1 OFFSET 1/10 WHERE equals(events.team_id, <team>)) AS events',
+      'FROM (SELECT * FROM events SAMPLE 0.1 OFFSET 1/10 PREWHERE equals(events.team_id, <team>)) AS events',
     ],
     [
       84,
@@ -130,7 +130,7 @@ describe('translation cases', () => {
   it('case 78: comma join is a CROSS JOIN and raw_groups reads the groups table, team-filtered on both sides', () => {
     const sql = inlineSql('select 1 from events, raw_groups')
     expect(sql).toBe(
-      'SELECT 1 FROM (SELECT * FROM events WHERE equals(events.team_id, <team>)) AS events CROSS JOIN (SELECT * FROM groups AS raw_groups WHERE equals(raw_groups.team_id, <team>)) AS raw_groups LIMIT 100',
+      'SELECT 1 FROM (SELECT * FROM events PREWHERE equals(events.team_id, <team>)) AS events CROSS JOIN (SELECT * FROM groups AS raw_groups PREWHERE equals(raw_groups.team_id, <team>)) AS raw_groups LIMIT 100',
     )
   })
 

@@ -36,7 +36,7 @@ describe('limits and pagination', () => {
 
   it('gives no default limit to subqueries', () => {
     expect(body('SELECT * FROM (SELECT event FROM events)')).toMatch(
-      /^SELECT event FROM \(SELECT events.event AS event FROM \(SELECT \* FROM events WHERE [^)]*\)\) AS events\) LIMIT 100$/,
+      /^SELECT event FROM \(SELECT events.event AS event FROM \(SELECT \* FROM events PREWHERE [^)]*\)\) AS events\) LIMIT 100$/,
     )
   })
 })
@@ -59,7 +59,7 @@ describe('placeholders', () => {
       placeholders: { filters: trustedExpr(parseExpr("event = 'a'")) },
     })
     expect(sql).toContain(
-      'FROM (SELECT * FROM events WHERE and(equals(events.team_id, {hogql_team_id:Int64}), equals(events.event, {hogql_val_0:String}))) AS events WHERE equals(events.event, {hogql_val_0:String})',
+      'FROM (SELECT * FROM events PREWHERE and(equals(events.team_id, {hogql_team_id:Int64}), equals(events.event, {hogql_val_0:String}))) AS events WHERE equals(events.event, {hogql_val_0:String})',
     )
   })
 
@@ -146,7 +146,7 @@ describe('names, columns and timezones', () => {
 
   it('lets an alias shadow a column outside its own definition', () => {
     expect(body('SELECT toDate(timestamp) AS timestamp FROM events ORDER BY timestamp')).toContain(
-      "SELECT toDate(toTimeZone(events.timestamp, 'UTC')) AS timestamp FROM (SELECT * FROM events WHERE equals(events.team_id, {hogql_team_id:Int64})) AS events ORDER BY timestamp ASC",
+      "SELECT toDate(toTimeZone(events.timestamp, 'UTC')) AS timestamp FROM (SELECT * FROM events PREWHERE equals(events.team_id, {hogql_team_id:Int64})) AS events ORDER BY timestamp ASC",
     )
   })
 })
@@ -156,7 +156,7 @@ describe('materialized property columns', () => {
 
   it('reads a materialized event property from its column', () => {
     expect(body("SELECT properties.$browser, properties['$browser'] AS b FROM events", materialized)).toContain(
-      'SELECT events.`mat_$browser` AS `$browser`, events.`mat_$browser` AS b FROM (SELECT * FROM events WHERE',
+      'SELECT events.`mat_$browser` AS `$browser`, events.`mat_$browser` AS b FROM (SELECT * FROM events PREWHERE',
     )
   })
 
@@ -184,7 +184,7 @@ describe('materialized property columns', () => {
       'SELECT e.properties.$browser FROM persons p JOIN events e ON e.distinct_id = toString(p.id)',
       materialized,
     )
-    expect(sql).toContain('(SELECT * FROM events AS e WHERE equals(e.team_id, {hogql_team_id:Int64})) AS e')
+    expect(sql).toContain('(SELECT * FROM events AS e PREWHERE equals(e.team_id, {hogql_team_id:Int64})) AS e')
     expect(sql).toContain('JSONExtractRaw(e.properties, {hogql_val_0:String})')
     expect(sql).not.toContain('mat_')
   })
@@ -240,7 +240,7 @@ describe('event names the sort key can use', () => {
   const TEAM_ONLY = 'equals(events.team_id, {hogql_team_id:Int64})'
   it('repeats event = constant, IN constants and disjunctions of them inside the team subquery', () => {
     expect(body("SELECT count() FROM events WHERE event = 'a' AND distinct_id = 'x'")).toContain(
-      `(SELECT * FROM events WHERE and(${TEAM_ONLY}, equals(events.event, {hogql_val_0:String}))) AS events`,
+      `(SELECT * FROM events PREWHERE and(${TEAM_ONLY}, equals(events.event, {hogql_val_0:String}))) AS events`,
     )
     expect(body("SELECT count() FROM events WHERE event IN ('a', 'b')")).toContain(
       `and(${TEAM_ONLY}, in(events.event, tuple({hogql_val_0:String}, {hogql_val_1:String}))))`,
@@ -259,7 +259,9 @@ describe('event names the sort key can use', () => {
       'event = distinct_id',
       "lower(event) = 'a'",
     ]) {
-      expect(body(`SELECT count() FROM events WHERE ${where}`)).toContain(`(SELECT * FROM events WHERE ${TEAM_ONLY})`)
+      expect(body(`SELECT count() FROM events WHERE ${where}`)).toContain(
+        `(SELECT * FROM events PREWHERE ${TEAM_ONLY})`,
+      )
     }
     expect(
       body("SELECT count() FROM persons p JOIN events e ON e.distinct_id = toString(p.id) WHERE e.event = 'a'"),
