@@ -179,7 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     trustedProxies: integer(env, 'TRUSTED_PROXIES', 0, 0, 32),
     engineThreadNice: integer(env, 'ENGINE_THREAD_NICE', 10, 0, 19),
-    idleTrimSeconds: integer(env, 'IDLE_TRIM_SECONDS', 30, 0, 86_400),
+    idleTrimSeconds: integer(env, 'IDLE_TRIM_SECONDS', 15, 0, 86_400),
     geoipDbPath: env.GEOIP_DB_PATH || undefined,
     queryLimits: limits,
     engine: {

@@ -19,7 +19,7 @@ export interface IdleTrimmer {
 
 export function createIdleTrimmer(options: {
   idleMs: number
-  trims: readonly { name: string; run: () => void }[]
+  trims: readonly { name: string; run: () => unknown }[]
   onTrimmed?: (report: { name: string; ms: number; error?: unknown }[]) => void
   now?: () => number
   /** How often to look (default: a fifth of idleMs, at least 1 s); 0 leaves checking to the caller. */
@@ -35,17 +35,17 @@ export function createIdleTrimmer(options: {
     if (!armed || now() - lastActivity < options.idleMs) return false
     armed = false
     runs++
-    const report: { name: string; ms: number; error?: unknown }[] = []
-    for (const trim of options.trims) {
+    // Each trim in turn; one that returns a promise (a C call made on a worker thread) is not waited for.
+    const steps = options.trims.map(async (trim) => {
       const started = performance.now()
       try {
-        trim.run()
-        report.push({ name: trim.name, ms: performance.now() - started })
+        await trim.run()
+        return { name: trim.name, ms: performance.now() - started }
       } catch (error) {
-        report.push({ name: trim.name, ms: performance.now() - started, error })
+        return { name: trim.name, ms: performance.now() - started, error }
       }
-    }
-    options.onTrimmed?.(report)
+    })
+    void Promise.all(steps).then((report) => options.onTrimmed?.(report))
     return true
   }
   const everyMs = options.everyMs ?? Math.max(1_000, Math.floor(options.idleMs / 5))

@@ -14,10 +14,16 @@ import { createRequire } from 'node:module'
 
 const MADV_DONTNEED = 4
 
+/** A C function called on one of koffi's worker threads: the event loop goes on meanwhile. */
+type Async<A extends unknown[]> = { async(...args: [...A, (error: unknown, result: number) => void]): void }
 interface Libc {
-  madvise(addr: bigint, length: bigint, advice: number): number
-  mallocTrim(pad: number): number
+  madvise: Async<[addr: bigint, length: bigint, advice: number]>
+  mallocTrim: Async<[pad: number]>
 }
+const call = <A extends unknown[]>(fn: Async<A>, ...args: A) =>
+  new Promise<number>((resolve, reject) =>
+    fn.async(...args, (error: unknown, result: number) => (error ? reject(error) : resolve(result))),
+  )
 
 let libc: Libc | null | undefined
 function loadLibc(): Libc | null {
@@ -38,10 +44,10 @@ function loadLibc(): Libc | null {
 }
 
 /** Gives the C heap's free pages back. Returns false where it cannot (not glibc). */
-export function trimCHeap(): boolean {
+export async function trimCHeap(): Promise<boolean> {
   const c = loadLibc()
   if (!c) return false
-  c.mallocTrim(0)
+  await call(c.mallocTrim, 0)
   return true
 }
 
@@ -93,12 +99,13 @@ export function droppableMappings(mappings: readonly Mapping[], libraryName: str
 }
 
 /** Drops a library's read-only pages from the resident set; returns the kB that were resident. */
-export function dropLibraryPages(libraryName: string): number {
+export async function dropLibraryPages(libraryName: string): Promise<number> {
   const c = loadLibc()
   if (!c) return 0
   let dropped = 0
-  for (const m of droppableMappings(parseSmaps(fs.readFileSync('/proc/self/smaps', 'utf8')), libraryName)) {
-    if (c.madvise(m.start, m.end - m.start, MADV_DONTNEED) === 0) dropped += m.rss
+  const smaps = await fs.promises.readFile('/proc/self/smaps', 'utf8')
+  for (const m of droppableMappings(parseSmaps(smaps), libraryName)) {
+    if ((await call(c.madvise, m.start, m.end - m.start, MADV_DONTNEED)) === 0) dropped += m.rss
   }
   return dropped
 }

@@ -7,16 +7,14 @@ export function idleTrims(options: {
   embeddedEngine: boolean
   /** Buffers kept for the next busy spell (the capture log's spares). */
   releaseBuffers?: () => void
-}): { name: string; run: () => void }[] {
+}): { name: string; run: () => unknown }[] {
   const gc = (globalThis as { gc?: () => void }).gc
   return [
     // A full collection: the heap grown by the busy spell shrinks to what is alive (needs --expose-gc, which
     // `npm start` passes; without it the heap shrinks when V8 next decides to).
     ...(gc ? [{ name: 'javascript heap', run: () => gc() }] : []),
     ...(options.releaseBuffers ? [{ name: 'spare buffers', run: options.releaseBuffers }] : []),
-    { name: 'C heap', run: () => void trimCHeap() },
-    ...(options.embeddedEngine
-      ? [{ name: 'engine code pages', run: () => void dropLibraryPages(ENGINE_LIBRARY) }]
-      : []),
+    { name: 'C heap', run: trimCHeap },
+    ...(options.embeddedEngine ? [{ name: 'engine code pages', run: () => dropLibraryPages(ENGINE_LIBRARY) }] : []),
   ]
 }

@@ -12,7 +12,7 @@ import { droppableMappings, parseSmaps } from '../../src/footprint/release.js'
 const root = path.resolve(import.meta.dirname, '../..')
 
 describe('the idle trimmer', () => {
-  it('runs once per idle spell, only after a request, and keeps going past a failing trim', () => {
+  it('runs once per idle spell, only after a request, and keeps going past a failing trim', async () => {
     let clock = 1_000
     const ran: string[] = []
     const reports: { name: string; error?: unknown }[][] = []
@@ -21,14 +21,15 @@ describe('the idle trimmer', () => {
       everyMs: 0,
       now: () => clock,
       trims: [
-        { name: 'first', run: () => ran.push('first') },
+        { name: 'first', run: () => void ran.push('first') },
         {
           name: 'broken',
           run: () => {
             throw new Error('no such function')
           },
         },
-        { name: 'last', run: () => ran.push('last') },
+        { name: 'rejected', run: () => Promise.reject(new Error('madvise failed')) },
+        { name: 'last', run: () => void ran.push('last') },
       ],
       onTrimmed: (r) => reports.push(r),
     })
@@ -40,10 +41,12 @@ describe('the idle trimmer', () => {
     expect(trimmer.check()).toBe(false)
     clock += 1
     expect(trimmer.check()).toBe(true)
+    await new Promise((r) => setTimeout(r, 0))
     expect(ran).toEqual(['first', 'last'])
     expect(reports[0].map((s) => [s.name, s.error instanceof Error])).toEqual([
       ['first', false],
       ['broken', true],
+      ['rejected', true],
       ['last', false],
     ])
     // Still idle: not again.
