@@ -53,6 +53,11 @@ export async function api<T = unknown>(
     if ((error as Error).name === 'AbortError') throw error
     throw new ApiError(0, 'network_error', 'The server could not be reached. Check your connection and try again.')
   }
+  return readAnswer<T>(res)
+}
+
+/** A response's JSON body; a non-2xx answer throws an ApiError with PostHog's `code` and `detail`. */
+export async function readAnswer<T = unknown>(res: Response): Promise<T> {
   const text = await res.text()
   let data: unknown = null
   if (text) {
@@ -90,6 +95,22 @@ export interface Page<T> {
 /** `POST /api/projects/{id}/query/`: the query API, as every insight and the SQL editor use it. */
 export function runQuery<T = QueryResponse>(projectId: number | string, query: unknown, signal?: AbortSignal) {
   return api<T>('POST', `/api/projects/${projectId}/query/`, { query }, { signal })
+}
+
+/**
+ * The answer to this query if `early.ts` already asked for it while the app's code was loading (once; a refused
+ * or failed early request is asked again the ordinary way), else a new request.
+ */
+export function runQueryOrTakeEarly<T = QueryResponse>(projectId: number, query: unknown, signal?: AbortSignal) {
+  const early = window.__burrowEarlyQuery
+  if (!early || early.projectId !== projectId || early.body !== JSON.stringify(query)) {
+    return runQuery<T>(projectId, query, signal)
+  }
+  window.__burrowEarlyQuery = undefined
+  return early.response.then(
+    (res) => (res.ok ? readAnswer<T>(res) : runQuery<T>(projectId, query, signal)),
+    () => runQuery<T>(projectId, query, signal),
+  )
 }
 
 export interface QueryResponse {

@@ -23,7 +23,7 @@ import {
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useMemo, useState } from 'react'
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router'
-import { api, get, type Page, type QueryResponse, qs, runQuery } from '../../api'
+import { api, get, type Page, type QueryResponse, qs, runQueryOrTakeEarly } from '../../api'
 import { loadECharts } from '../../components/charts/Chart'
 import { DateRangePicker } from '../../components/insights/DateRangePicker'
 import { defaultSource, switchKind, vizNode } from '../../components/insights/defaults'
@@ -117,7 +117,7 @@ function runnable(source: InsightNode): InsightNode {
 /** The query behind the chart: one definition for the editor and for the early start below. */
 const resultQuery = (projectId: number, body: InsightNode) => ({
   queryKey: ['insight-result', projectId, body],
-  queryFn: ({ signal }: { signal: AbortSignal }) => runQuery<QueryResponse>(projectId, body, signal),
+  queryFn: ({ signal }: { signal: AbortSignal }) => runQueryOrTakeEarly<QueryResponse>(projectId, body, signal),
   // A result just computed is not asked for again when the editor mounts (the server caches results anyway).
   staleTime: 30_000,
 })
