@@ -1,5 +1,5 @@
 // Runs before the app's code has loaded (its own small entry in index.html). A link to a new insight carries its
-// query in `?q=`: its result is asked for at once, and the chart library's code too, while the app's code is still
+// query in `?q=`: its result is asked for at once, and the screen's and the chart library's code too, while the app's code is still
 // on its way, instead of once the app has started, routed and rendered the insight screen. The screen takes the
 // answer if the query it would send is exactly this one (`runQueryOrTakeEarly`); otherwise it asks on its own.
 import { INSIGHT_KINDS, sourceOf } from './components/insights/nodes'
@@ -50,8 +50,10 @@ function start() {
       credentials: 'same-origin',
     }),
   }
-  // The chart's code (the same modules the chart component loads), fetched beside the answer.
+  // The screen's code and the chart's (the same modules the router and the chart component load), fetched beside
+  // the answer rather than after the session check and the screen's first render.
   for (const load of [
+    () => import('./screens/insights/Insight'),
     () => import('echarts/core'),
     () => import('echarts/charts'),
     () => import('echarts/components'),
