@@ -23,6 +23,15 @@ const HOUR_MS = 3_600_000
 const LEASE_MS = 60_000
 const SWEEP_INTERVAL_MS = 60_000
 const MAX_REMEMBERED_BLOCKS = 10_000
+/**
+ * Refusals a subject (an address, or query credentials) gets at once in its window; each one past this is answered
+ * TARPIT_MS late. A client sending back to back as fast as it is answered (a flood) then sends a tenth as many
+ * requests a second as it did; no SDK retries a 429 that often (they wait for Retry-After or back off).
+ */
+export const TARPIT_AFTER = 50
+export const TARPIT_MS = 100
+/** Answers held back at once (in this process); past this, the next refusal is answered at once. */
+const MAX_TARPITTED = 256
 
 /**
  * Counts hits against fixed windows and hands out concurrency slots. A subject that reaches its limit is also
@@ -214,6 +223,8 @@ function taskIdOf(req: FastifyRequest): string {
  * - public routes (capture, /flags, remote config): an IP with `publicFailuresPerMinute` failed requests is
  *   refused for the rest of the minute by each process that has seen it fail (no store read on this path);
  * - the query API: per personal API key per minute and per hour, and per project at once.
+ * A refusal made as the request arrives leaves the body unread (closeUnread), and past TARPIT_AFTER of them in a
+ * window the subject's answers come TARPIT_MS late, so that one client sending back to back floods a tenth as fast.
  */
 export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLimitConfig; trustedProxies: number }) {
   const { limiter, limits } = deps
@@ -265,6 +276,32 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     }
     return new Throttled(wait)
   }
+  /** Refusals answered per subject in its window: `subject` → how many and until when (ms). */
+  const refusals = new Map<string, { count: number; until: number }>()
+  let tarpitted = 0
+  /**
+   * Answers a refusal made as the request arrived: at once, or TARPIT_MS late once `subject` has been refused
+   * TARPIT_AFTER times in this window (`wait` seconds are left of it).
+   */
+  const answerRefusal = (subject: string, wait: number, error: Error, done: (err?: Error) => void) => {
+    const at = limiter.now()
+    let seen = refusals.get(subject)
+    if (seen === undefined || seen.until <= at) {
+      if (refusals.size >= MAX_REMEMBERED_BLOCKS) {
+        for (const [k, v] of refusals) if (v.until <= at) refusals.delete(k)
+        if (refusals.size >= MAX_REMEMBERED_BLOCKS) refusals.clear()
+      }
+      seen = { count: 0, until: at + wait * 1000 }
+      refusals.set(subject, seen)
+    }
+    seen.count++
+    if (seen.count <= TARPIT_AFTER || tarpitted >= MAX_TARPITTED) return done(error)
+    tarpitted++
+    setTimeout(() => {
+      tarpitted--
+      done(error)
+    }, TARPIT_MS)
+  }
   const isPersonalKeyRoute = (req: FastifyRequest) => typeof req.routeOptions.config?.scope === 'string'
 
   async function release(req: FastifyRequest) {
@@ -314,14 +351,18 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
         if (!isPersonalKeyRoute(req)) {
           const ip = limiter.isRefusingAny() ? ipOf(req) : undefined
           const wait = ip ? Math.max(limiter.waitHere(publicFailures, ip), limiter.waitHere(publicOversize, ip)) : 0
-          return done(wait > 0 ? refuseUnread(req, reply, wait) : undefined)
+          if (ip === undefined || wait <= 0) return done()
+          return answerRefusal(`ip:${ip}`, wait, refuseUnread(req, reply, wait), done)
         }
         if (blockedCredentials.size > 0 && isQueryWork(req)) {
           const credential = credentialOf(req)
           const until = credential === undefined ? undefined : blockedCredentials.get(credential)
           if (until !== undefined && credential !== undefined) {
             const left = until - limiter.now()
-            if (left > 0) return done(refuseUnread(req, reply, Math.ceil(left / 1000)))
+            if (left > 0) {
+              const wait = Math.ceil(left / 1000)
+              return answerRefusal(`key:${credential}`, wait, refuseUnread(req, reply, wait), done)
+            }
             blockedCredentials.delete(credential)
           }
         }

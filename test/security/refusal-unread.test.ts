@@ -7,6 +7,7 @@ import net from 'node:net'
 import { PostHog } from 'posthog-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LINGER_MS, lingeringConnections } from '../../src/http/close-unread.js'
+import { TARPIT_AFTER, TARPIT_MS } from '../../src/http/rate-limit.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { lzBomb } from '../helpers/hostile.js'
 
@@ -85,12 +86,13 @@ function upload(options: { localAddress: string; path: string; declared: number;
     socket.once('connect', () => {
       localPort = socket.localPort ?? -1
       socket.write(
-        `POST ${options.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n` +
+        `POST ${options.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: text/plain\r\n` +
           `Content-Length: ${options.declared}\r\n\r\n`,
       )
       if (options.body !== undefined) {
+        // Not ended: a client half-closing its side is not waited for by Node's HTTP server.
         written = Buffer.byteLength(options.body)
-        socket.end(options.body)
+        socket.write(options.body)
         return
       }
       const chunk = Buffer.alloc(MiB, 0x20)
@@ -196,6 +198,27 @@ describe('a throttled address', () => {
     expect(answer.closedByServer).toBe(true)
     expect(answer.reset).toBe(false)
   })
+
+  it(`answers an address's refusals past ${TARPIT_AFTER} in its window ${TARPIT_MS} ms late, still with PostHog's 429`, async () => {
+    await spendAllowance('127.0.0.3')
+    const timed = async () => {
+      const started = performance.now()
+      const answer = await upload({ localAddress: '127.0.0.3', path: '/i/v0/e/', declared: 2, body: '{}' })
+      expectThrottledAnswer(answer.head)
+      return performance.now() - started
+    }
+    const first: number[] = []
+    for (let i = 0; i < TARPIT_AFTER; i++) first.push(await timed())
+    // Not all of the first ones waited (they are answered at once; generous for a loaded machine).
+    expect(first.reduce((a, b) => a + b, 0)).toBeLessThan(TARPIT_AFTER * TARPIT_MS)
+    for (let i = 0; i < 5; i++) expect(await timed()).toBeGreaterThanOrEqual(TARPIT_MS * 0.9)
+    // Another address is not slowed by it.
+    await spendAllowance('127.0.0.4')
+    const other = performance.now()
+    const answer = await upload({ localAddress: '127.0.0.4', path: '/i/v0/e/', declared: 2, body: '{}' })
+    expectThrottledAnswer(answer.head)
+    expect(performance.now() - other).toBeLessThan(10_000)
+  }, 60_000)
 
   it('fetch and posthog-node see the 429, not a reset connection, for bodies the server leaves unread', async () => {
     // This test's own address (fetch cannot choose one) is throttled from here on.
