@@ -351,7 +351,10 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   installErrorHandling(app, { throttleFailure: requestLimits.throttleFailure })
   const idleTrimmer = createIdleTrimmer({
     idleMs: config.idleTrimSeconds * 1000,
-    trims: idleTrims({ embeddedEngine: config.clickhouseUrl.startsWith('chdb:') }),
+    trims: idleTrims({
+      embeddedEngine: config.clickhouseUrl.startsWith('chdb:'),
+      releaseBuffers: () => committer.releaseIdleBuffers?.(),
+    }),
     onTrimmed: (report) => {
       for (const step of report) if (step.error) logError(step.error, `giving memory back (${step.name})`)
     },

@@ -1,4 +1,4 @@
-/** What the process gives back when idle ({@link createIdleTrimmer}), in order: garbage first, then what it freed. */
+/** What the process gives back when idle ({@link createIdleTrimmer}), in order. */
 import { dropLibraryPages, trimCHeap } from './release.js'
 
 export const ENGINE_LIBRARY = 'libchdb.so'
@@ -10,10 +10,11 @@ export function idleTrims(options: {
 }): { name: string; run: () => unknown }[] {
   const gc = (globalThis as { gc?: () => void }).gc
   return [
+    // The buffers first, so that the collection after them frees their memory.
+    ...(options.releaseBuffers ? [{ name: 'spare buffers', run: options.releaseBuffers }] : []),
     // A full collection: the heap grown by the busy spell shrinks to what is alive (needs --expose-gc, which
     // `npm start` passes; without it the heap shrinks when V8 next decides to).
     ...(gc ? [{ name: 'javascript heap', run: () => gc() }] : []),
-    ...(options.releaseBuffers ? [{ name: 'spare buffers', run: options.releaseBuffers }] : []),
     { name: 'C heap', run: trimCHeap },
     ...(options.embeddedEngine ? [{ name: 'engine code pages', run: () => dropLibraryPages(ENGINE_LIBRARY) }] : []),
   ]

@@ -484,6 +484,9 @@ export function createCommitter(deps: {
     get queuedRows() {
       return queuedRows
     },
+    releaseIdleBuffers() {
+      rowsText.releaseSpares()
+    },
     /** The capture log not yet moved into the event store: rows and bytes of the open segment, closed segments. */
     get logBacklog() {
       return { rows: segmentRows, bytes: openBytes, closedSegments: spilled.length }
@@ -572,6 +575,11 @@ export function createTsvArena(initialBytes = 4 << 20, keepBytes = 64 << 20) {
         if (spare.length < 2 && sealed.length <= keepBytes) spare.push(sealed)
       }
     },
+    /** Lets the spare buffers go, and an empty current one grown past its first size (the process is idle). */
+    releaseSpares(): void {
+      spare.length = 0
+      if (used === 0 && buffer.length > initialBytes) buffer = Buffer.allocUnsafe(initialBytes)
+    },
   }
 }
 
@@ -648,6 +656,8 @@ export interface Committer {
   drain(): Promise<void>
   close(): Promise<void>
   readonly queuedRows: number
+  /** Lets buffers kept for the next busy spell go (called when the process has been idle a while). */
+  releaseIdleBuffers?(): void
   /** Rows and bytes held between acknowledgement and the event store. */
   readonly logBacklog: { rows: number; bytes: number; closedSegments: number }
 }

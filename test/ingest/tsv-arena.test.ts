@@ -68,6 +68,27 @@ describe('event rows as TabSeparated bytes', () => {
     expect(c.toString()).toBe(line(row(3)))
   })
 
+  it('lets its spares and a grown empty buffer go when idle, and works on as before', () => {
+    const arena = createTsvArena(64)
+    const big = arena.write(Array.from({ length: 20 }, (_, i) => row(i, JSON.stringify({ pad: 'x'.repeat(200) }))))
+    expect(big.buffer.byteLength).toBeGreaterThan(64)
+    const release = arena.seal()
+    release()
+    // The grown buffer is now a spare; the current one is empty.
+    arena.releaseSpares()
+    arena.seal()
+    const next = arena.write([row(21)])
+    // Neither the spare nor a buffer of the grown size: a new one of the first size.
+    expect(next.buffer).not.toBe(big.buffer)
+    expect(next.buffer.byteLength).toBeLessThan(big.buffer.byteLength)
+    expect(next.toString()).toBe(line(row(21)))
+    // A current buffer holding rows is kept: its rows are still to be inserted.
+    arena.releaseSpares()
+    const after = arena.write([row(22)])
+    expect(after.buffer).toBe(next.buffer)
+    expect(joined([next, after]).toString()).toBe(line(row(21)) + line(row(22)))
+  })
+
   it('copies parts that do not lie one after another', () => {
     const one = Buffer.from('ab')
     const two = Buffer.from('cd')
