@@ -24,9 +24,9 @@ const LEASE_MS = 60_000
 const SWEEP_INTERVAL_MS = 60_000
 const MAX_REMEMBERED_BLOCKS = 10_000
 /**
- * Refusals a subject (an address, or query credentials) gets at once in its window; each one past this is answered
- * TARPIT_MS late. A client sending back to back as fast as it is answered (a flood) then sends a tenth as many
- * requests a second as it did; no SDK retries a 429 that often (they wait for Retry-After or back off).
+ * Refusals (429s) or counted failures a subject (an address, or query credentials) gets at once in a window; each
+ * one past this is answered TARPIT_MS late. A client sending back to back as fast as it is answered (a flood) then
+ * sends at most ten requests a second; no SDK retries a 429 that often (they wait for Retry-After or back off).
  */
 export const TARPIT_AFTER = 50
 export const TARPIT_MS = 100
@@ -223,8 +223,9 @@ function taskIdOf(req: FastifyRequest): string {
  * - public routes (capture, /flags, remote config): an IP with `publicFailuresPerMinute` failed requests is
  *   refused for the rest of the minute by each process that has seen it fail (no store read on this path);
  * - the query API: per personal API key per minute and per hour, and per project at once.
- * A refusal made as the request arrives leaves the body unread (closeUnread), and past TARPIT_AFTER of them in a
- * window the subject's answers come TARPIT_MS late, so that one client sending back to back floods a tenth as fast.
+ * A refusal made as the request arrives leaves the body unread (closeUnread), and past TARPIT_AFTER refusals or
+ * failures in a window the subject's answers come TARPIT_MS late, so that one client sending back to back sends at
+ * most ten a second.
  */
 export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLimitConfig; trustedProxies: number }) {
   const { limiter, limits } = deps
@@ -279,11 +280,8 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
   /** Refusals answered per subject in its window: `subject` → how many and until when (ms). */
   const refusals = new Map<string, { count: number; until: number }>()
   let tarpitted = 0
-  /**
-   * Answers a refusal made as the request arrived: at once, or TARPIT_MS late once `subject` has been refused
-   * TARPIT_AFTER times in this window (`wait` seconds are left of it).
-   */
-  const answerRefusal = (subject: string, wait: number, error: Error, done: (err?: Error) => void) => {
+  /** Counts one refusal of `subject` in a window ending at `until` (ms); true when it is to be answered late. */
+  const isTarpitted = (subject: string, until: number): boolean => {
     const at = limiter.now()
     let seen = refusals.get(subject)
     if (seen === undefined || seen.until <= at) {
@@ -291,16 +289,26 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
         for (const [k, v] of refusals) if (v.until <= at) refusals.delete(k)
         if (refusals.size >= MAX_REMEMBERED_BLOCKS) refusals.clear()
       }
-      seen = { count: 0, until: at + wait * 1000 }
+      seen = { count: 0, until }
       refusals.set(subject, seen)
     }
     seen.count++
-    if (seen.count <= TARPIT_AFTER || tarpitted >= MAX_TARPITTED) return done(error)
+    return seen.count > TARPIT_AFTER && tarpitted < MAX_TARPITTED
+  }
+  const later = (then: () => void) => {
     tarpitted++
     setTimeout(() => {
       tarpitted--
-      done(error)
+      then()
     }, TARPIT_MS)
+  }
+  /**
+   * Answers a refusal made as the request arrived: at once, or TARPIT_MS late once `subject` has been refused
+   * TARPIT_AFTER times in this window (`wait` seconds are left of it).
+   */
+  const answerRefusal = (subject: string, wait: number, error: Error, done: (err?: Error) => void) => {
+    if (!isTarpitted(subject, limiter.now() + wait * 1000)) return done(error)
+    later(() => done(error))
   }
   const isPersonalKeyRoute = (req: FastifyRequest) => typeof req.routeOptions.config?.scope === 'string'
 
@@ -405,6 +413,11 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
       let wait = await limiter.hit(rule, ip)
       if (rule === publicFailures && error.statusCode === 413)
         wait = Math.max(wait, await limiter.hit(publicOversize, ip))
+      // A client failing back to back (a flood of over-deep events, each read and scanned) is slowed down too.
+      const windowEnd = (Math.floor(limiter.now() / MINUTE_MS) + 1) * MINUTE_MS
+      if (rule.limit > 0 && isTarpitted(`${rule.name}:${ip}`, windowEnd)) {
+        await new Promise<void>((resolve) => later(resolve))
+      }
       return wait > 0 ? new Throttled(wait) : undefined
     },
   }

@@ -220,6 +220,22 @@ describe('a throttled address', () => {
     expect(performance.now() - other).toBeLessThan(10_000)
   }, 60_000)
 
+  it(`answers an address's failures past ${TARPIT_AFTER} in a minute ${TARPIT_MS} ms late (a flood of over-deep events)`, async () => {
+    // 200 levels: past capture's 128, a 400 (60 failures a minute are allowed here, so none of these is a 429).
+    const deep = `{"api_key":"${t.creds.project_api_key}","event":"deep","distinct_id":"d","properties":${'['.repeat(200)}${']'.repeat(200)}}`
+    const timed = async () => {
+      const started = performance.now()
+      const answer = await upload({ localAddress: '127.0.0.5', path: '/i/v0/e/', declared: deep.length, body: deep })
+      expect(answer.head).toMatch(/^HTTP\/1\.1 400 /)
+      expect(answer.head).toContain('"code":"invalid_payload"')
+      return performance.now() - started
+    }
+    const first: number[] = []
+    for (let i = 0; i < TARPIT_AFTER; i++) first.push(await timed())
+    expect(first.reduce((a, b) => a + b, 0)).toBeLessThan(TARPIT_AFTER * TARPIT_MS)
+    for (let i = 0; i < 5; i++) expect(await timed()).toBeGreaterThanOrEqual(TARPIT_MS * 0.9)
+  }, 60_000)
+
   it('fetch and posthog-node see the 429, not a reset connection, for bodies the server leaves unread', async () => {
     // This test's own address (fetch cannot choose one) is throttled from here on.
     await spendAllowance('127.0.0.1')
