@@ -82,14 +82,17 @@ export function openMetaDb(url: string, options: MetaDbOptions = {}): MetaDb {
 const CACHE_KIB = 16 * 1024
 const WAL_LIMIT_BYTES = 64 << 20
 const CHECKPOINT_EVERY_MS = 100
+/** A checkpoint copies at least this many frames (1 MB of 4 KB pages), or what is there once a second. */
+const CHECKPOINT_MIN_FRAMES = 256
+const CHECKPOINT_MAX_DELAY_MS = 1_000
 
 /**
  * Checkpoints off the request thread. SQLite's automatic checkpoint runs inside the commit that crosses 1,000
  * pages of log: that commit copies the log into the database and syncs it, and the request that committed (and
  * every one behind it on the event loop) waits. Here the writing connection never checkpoints
- * (`wal_autocheckpoint = 0`); a connection of its own in a worker thread copies the log every
- * `checkpointEveryMs` with PASSIVE checkpoints, which never block a writer (what is appended meanwhile waits for
- * the next one). The log starts over from its beginning at the first write after a checkpoint that copied all
+ * (`wal_autocheckpoint = 0`); a connection of its own in a worker thread looks every `checkpointEveryMs` and
+ * copies the log with PASSIVE checkpoints, which never block a writer (what is appended meanwhile waits for the
+ * next one), once 1 MB of it waits or a second after a smaller write. The log starts over from its beginning at the first write after a checkpoint that copied all
  * of it, and that write cuts the file back to `journal_size_limit`. Under writes that never pause, no checkpoint
  * copies all of the log; past `walLimitBytes` the worker then copies the rest and truncates the log itself
  * (TRUNCATE: a writer waits for that rest, right after a PASSIVE checkpoint copied nearly all of it).
@@ -106,6 +109,8 @@ function startCheckpointer(sqlite: Database.Database, file: string, options: Met
       file,
       walLimitBytes,
       everyMs: options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS,
+      minFrames: CHECKPOINT_MIN_FRAMES,
+      maxDelayMs: CHECKPOINT_MAX_DELAY_MS,
     },
   })
   worker.unref()
@@ -137,9 +142,30 @@ const db = new Database(workerData.file)
 db.pragma('busy_timeout = 200')
 const walFile = workerData.file + '-wal'
 const walBytes = () => { try { return fs.statSync(walFile).size } catch { return 0 } }
+// Frames in the log not yet copied, from the shared wal-index: its header's mxFrame (byte 16) and the checkpoint
+// info's nBackfill (byte 96), in the machine's byte order. Every checkpoint that copies anything syncs the log and
+// the database, so a few frames wait for more (or for a second) rather than cost two syncs each.
+const little = require('node:os').endianness() === 'LE'
+const word = Buffer.alloc(100)
+let shm
+const pendingFrames = () => {
+  try {
+    shm ??= fs.openSync(workerData.file + '-shm', 'r')
+    if (fs.readSync(shm, word, 0, 100, 0) < 100) return Infinity
+    const at = (i) => (little ? word.readUInt32LE(i) : word.readUInt32BE(i))
+    return at(16) - at(96)
+  } catch {
+    return Infinity
+  }
+}
+let last = 0
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)')
+    const pending = pendingFrames()
+    if (pending >= workerData.minFrames || (pending > 0 && Date.now() - last >= workerData.maxDelayMs)) {
+      last = Date.now()
+      db.pragma('wal_checkpoint(PASSIVE)')
+    }
     if (walBytes() > workerData.walLimitBytes) db.pragma('wal_checkpoint(TRUNCATE)')
   } catch (err) {
     // SQLITE_BUSY and the like: the next turn tries again.
@@ -147,6 +173,7 @@ const timer = setInterval(() => {
 }, workerData.everyMs)
 parentPort.on('message', () => {
   clearInterval(timer)
+  if (shm !== undefined) fs.closeSync(shm)
   db.close()
   parentPort.close()
 })
