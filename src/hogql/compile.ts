@@ -82,6 +82,10 @@ const SETTINGS = [
   'transform_null_in=1',
   'optimize_min_equality_disjunction_chain_length=4294967295',
   'allow_experimental_join_condition=1',
+  // The right side of a join is the one held in memory, as the query wrote it (lazy joins put the small tables
+  // there). The engine's own choice misjudges the events side once its team filter is a PREWHERE (it took the
+  // 30-day dau trend from 0.15 s to 0.55 s on 3M events by building the hash table from the events).
+  'query_plan_join_swap_table=0',
   ...ISOLATION_SETTINGS,
 ].join(', ')
 

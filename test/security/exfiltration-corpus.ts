@@ -272,6 +272,20 @@ export const CLAUSES: Clause[] = [
         : null,
   },
   {
+    name: 'FINAL',
+    build: (s, f) =>
+      s.physical ? `SELECT count() FROM ${s.table} FINAL WHERE ${cond(attack(s, f, s.data('')))}` : null,
+  },
+  {
+    name: 'ORDER BY column LIMIT (top-K)',
+    build: (s, f) => `SELECT toString(${attack(s, f, s.data(''))}) AS v FROM ${s.table} ORDER BY ${s.key}, v LIMIT 3`,
+  },
+  {
+    name: 'JOIN keys (runtime filters)',
+    build: (s, f) =>
+      `SELECT count() FROM ${s.table} a JOIN ${s.table} b ON a.${s.key} = b.${s.key} AND ${attack(s, f, s.data('a.'))} = ${attack(s, f, s.data('b.'))}`,
+  },
+  {
     name: 'JOIN ON (left side)',
     build: (s, f) =>
       `SELECT count() FROM ${s.table} a JOIN ${s.table} b ON a.${s.key} = b.${s.key} AND ${cond(attack(s, f, s.data('a.')))}`,
