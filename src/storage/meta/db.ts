@@ -94,9 +94,8 @@ const CHECKPOINT_MAX_DELAY_MS = 1_000
  * copies the log with PASSIVE checkpoints, which never block a writer (what is appended meanwhile waits for the
  * next one), once 1 MB of it waits or a second after a smaller write. The log starts over from its beginning at the first write after a checkpoint that copied all
  * of it, and that write cuts the file back to `journal_size_limit`. Under writes that never pause, no checkpoint
- * copies all of the log; past `walLimitBytes` the worker then copies the rest and truncates the log itself
- * (TRUNCATE: a writer waits for that rest, right after a PASSIVE checkpoint copied nearly all of it).
- * Should the worker fail, the writing connection checkpoints for itself again.
+ * copies all of the log; past `walLimitBytes` the writing connection then checkpoints for itself again (SQLite's
+ * automatic checkpoint) until the log is back under half of it. Should the worker fail, it does so for good.
  */
 function startCheckpointer(sqlite: Database.Database, file: string, options: MetaDbOptions) {
   const walLimitBytes = options.walLimitBytes ?? WAL_LIMIT_BYTES
@@ -114,6 +113,9 @@ function startCheckpointer(sqlite: Database.Database, file: string, options: Met
     },
   })
   worker.unref()
+  worker.on('message', (over: boolean) => {
+    if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${over ? 1000 : 0}`)
+  })
   let stopped = false
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
   worker.once('error', (err) => {
@@ -138,8 +140,6 @@ const { parentPort, workerData } = require('node:worker_threads')
 const fs = require('node:fs')
 const Database = require(workerData.module)
 const db = new Database(workerData.file)
-// Only for TRUNCATE: how long it waits for a writer to finish before trying again at the next turn.
-db.pragma('busy_timeout = 200')
 const walFile = workerData.file + '-wal'
 const walBytes = () => { try { return fs.statSync(walFile).size } catch { return 0 } }
 // Frames in the log not yet copied, from the shared wal-index: its header's mxFrame (byte 16) and the checkpoint
@@ -159,6 +159,7 @@ const pendingFrames = () => {
   }
 }
 let last = 0
+let over = false
 const timer = setInterval(() => {
   try {
     const pending = pendingFrames()
@@ -166,7 +167,12 @@ const timer = setInterval(() => {
       last = Date.now()
       db.pragma('wal_checkpoint(PASSIVE)')
     }
-    if (walBytes() > workerData.walLimitBytes) db.pragma('wal_checkpoint(TRUNCATE)')
+    // Past the limit the writer checkpoints for itself again until the log has started over (and been cut back
+    // to journal_size_limit): a TRUNCATE from here would take the write lock, and a transaction of the writer that
+    // had read before it fails with SQLITE_BUSY instead of waiting (measured: requests failed).
+    const bytes = walBytes()
+    if (!over && bytes > workerData.walLimitBytes) parentPort.postMessage((over = true))
+    else if (over && bytes <= workerData.walLimitBytes / 2) parentPort.postMessage((over = false))
   } catch (err) {
     // SQLITE_BUSY and the like: the next turn tries again.
   }
