@@ -13,6 +13,19 @@ export function rssMb(pid: number): number {
   }
 }
 
+/**
+ * Bytes a process has read so far through read-like system calls (`rchar` of /proc/<pid>/io): its sockets' bytes
+ * and its files', so differences between phases that read the same files tell what the sockets took.
+ */
+export function bytesRead(pid: number): number {
+  try {
+    const match = /rchar:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))
+    return match ? Number(match[1]) : 0
+  } catch {
+    return 0
+  }
+}
+
 /** Samples a process's RSS every 100 ms until stopped; keeps the first sample and the peak. */
 export function watchRss(pid: number) {
   const first = rssMb(pid)

@@ -16,6 +16,9 @@
  *    each on a new connection. Goals for each: answers 4xx within 1 s, the process stays up, RSS grows by under
  *    100 MB, and A's `/flags` and capture p99 ≤ 2× the baseline measured just before the attack.
  *
+ * Each attack also reports the server's CPU and bytes read per attack request past its baseline phase (the same
+ * ordinary traffic as long): figures that hold on a loaded machine, where the p99 ratios do not.
+ *
  * BENCH_DURATION (s, default 20) sets part 1's phases' length, BENCH_ATTACK_DURATION (default 15) each attack's and
  * its baseline's, BENCH_RATE (default 500) the paced rate of each of the two streams, BENCH_QUERY_CLIENTS
  * (default 3) the query clients; BENCH_PART=1 or 2 runs one part only.
@@ -23,8 +26,8 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import { setup } from './flags-setup.js'
-import { lz64Bomb, probe, request, rssMb, statusSummary, watchRss } from './hostile-lib.js'
-import { percentile, printTable, realisticEvent, type Server, startServer } from './lib.js'
+import { bytesRead, lz64Bomb, probe, request, rssMb, statusSummary, watchRss } from './hostile-lib.js'
+import { cpuSeconds, percentile, printTable, realisticEvent, type Server, startServer } from './lib.js'
 import { type PacedResult, pacedLoad } from './paced.js'
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 20)
@@ -48,7 +51,8 @@ interface Target {
 
 /** Starts a server on a fresh data directory: project A's flags, persons and events. */
 async function prepare(): Promise<Target> {
-  const server = await startServer()
+  // BENCH_SERVER_NODE_ARGS: node flags for the server (e.g. `--import` of a heap-statistics reporter).
+  const server = await startServer({}, (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean))
   await setup(server.url, server.credentials)
   const token = server.credentials.project_api_key
   // Events for the heavy real query.
@@ -376,7 +380,10 @@ async function attacks(): Promise<[string, string][]> {
     // The machine's speed drifts with others' work: each attack gets a baseline of its own, just before it.
     const baselineLoad = load()
     const baselineRss = watchRss(pid)
+    const baselineUse = { cpu: cpuSeconds(pid), read: bytesRead(pid) }
     const baseline = await traffic(target, ATTACK_S)
+    const baselineCpu = cpuSeconds(pid) - baselineUse.cpu
+    const baselineRead = bytesRead(pid) - baselineUse.read
     const baselineMemory = baselineRss.stop()
     const requests = attack.requests(server, b)
     const localAddress = `127.0.0.${n + 2}`
@@ -389,6 +396,7 @@ async function attacks(): Promise<[string, string][]> {
     server.child.once('exit', onExit)
     const startLoad = load()
     const rss = watchRss(pid)
+    const attackUse = { cpu: cpuSeconds(pid), read: bytesRead(pid) }
     const end = performance.now() + ATTACK_S * 1000
     const attacker = (async () => {
       for (let i = 0; i < MAX_ATTACK_REQUESTS && performance.now() < end && !exited; i++) {
@@ -407,6 +415,11 @@ async function attacks(): Promise<[string, string][]> {
     })()
     const during = await traffic(target, ATTACK_S)
     await attacker
+    // The attack phase's server CPU and bytes read past the baseline's (the same ordinary traffic, as long), per
+    // attack request: what a refusal costs, a figure that holds on a loaded machine where p99 ratios do not.
+    const exitedEarly = exited
+    const attackCpu = exitedEarly ? Number.NaN : cpuSeconds(pid) - attackUse.cpu
+    const attackRead = exitedEarly ? Number.NaN : bytesRead(pid) - attackUse.read
     const memory = rss.stop()
     server.child.off('exit', onExit)
     rows.push(
@@ -427,6 +440,12 @@ async function attacks(): Promise<[string, string][]> {
           : `${mb(memory.first)} / ${mb(memory.peak)} / ${mb(memory.last)}; ${mb(memory.peak - memory.first)}`,
       ],
       ['  server RSS growth in the baseline just before (MB)', mb(baselineMemory.peak - baselineMemory.first)],
+      [
+        '  server CPU (ms) and bytes read (KB) per attack request, past the baseline phase',
+        `${(((attackCpu - baselineCpu) / Math.max(1, statuses.length)) * 1000).toFixed(3)} ms; ` +
+          `${((attackRead - baselineRead) / Math.max(1, statuses.length) / 1024).toFixed(1)} KB ` +
+          `(server CPU ${baselineCpu.toFixed(2)} → ${attackCpu.toFixed(2)} s)`,
+      ],
       [
         "  A's /flags p99, during / baseline (ms); ratio (goal ≤ 2)",
         `${ms(during.flags.p99)} / ${ms(baseline.flags.p99)}; ${ratio(during.flags.p99, baseline.flags.p99)}`,
