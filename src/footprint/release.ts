@@ -19,6 +19,8 @@ type Async<A extends unknown[]> = { async(...args: [...A, (error: unknown, resul
 interface Libc {
   madvise: Async<[addr: bigint, length: bigint, advice: number]>
   mallocTrim: Async<[pad: number]>
+  mmap(addr: null, length: number, prot: number, flags: number, fd: number, offset: number): unknown
+  view(pointer: unknown, length: number): ArrayBuffer
 }
 const call = <A extends unknown[]>(fn: Async<A>, ...args: A) =>
   new Promise<number>((resolve, reject) =>
@@ -36,6 +38,8 @@ function loadLibc(): Libc | null {
     libc = {
       madvise: lib.func('int madvise(uintptr_t addr, size_t length, int advice)'),
       mallocTrim: lib.func('int malloc_trim(size_t pad)'),
+      mmap: lib.func('void *mmap(void *addr, size_t length, int prot, int flags, int fd, intptr_t offset)'),
+      view: koffi.view,
     }
   } catch {
     // Not glibc (musl has no malloc_trim), or no prebuilt FFI binary for this platform: nothing to trim.
@@ -89,23 +93,56 @@ export function parseSmaps(text: string): Mapping[] {
 }
 
 /**
- * Which of a library's mappings may be dropped: the file's own read-only pages, nothing written. A writable
+ * Which of a file's mappings may be dropped: the file's own read-only pages, nothing written. A writable
  * mapping (data), or one holding a private page (relocated, copy-on-write) would lose its changes.
  */
-export function droppableMappings(mappings: readonly Mapping[], libraryName: string): Mapping[] {
-  return mappings.filter(
-    (m) => m.path.endsWith(`/${libraryName}`) && !m.perms.includes('w') && m.anonymous === 0 && m.rss > 0,
-  )
+export function droppableMappings(mappings: readonly Mapping[], fileName: string): Mapping[] {
+  // `.mmdb`: any file of that extension; `libchdb.so`: that file.
+  const named = fileName.startsWith('.') ? fileName : `/${fileName}`
+  return mappings.filter((m) => m.path.endsWith(named) && !m.perms.includes('w') && m.anonymous === 0 && m.rss > 0)
 }
 
-/** Drops a library's read-only pages from the resident set; returns the kB that were resident. */
-export async function dropLibraryPages(libraryName: string): Promise<number> {
+/** Drops files' read-only pages from the resident set (by file name); returns the kB that were resident. */
+export async function dropFilePages(fileNames: readonly string[]): Promise<number> {
   const c = loadLibc()
   if (!c) return 0
   let dropped = 0
-  const smaps = await fs.promises.readFile('/proc/self/smaps', 'utf8')
-  for (const m of droppableMappings(parseSmaps(smaps), libraryName)) {
+  const mappings = parseSmaps(await fs.promises.readFile('/proc/self/smaps', 'utf8'))
+  for (const m of fileNames.flatMap((name) => droppableMappings(mappings, name))) {
     if ((await call(c.madvise, m.start, m.end - m.start, MADV_DONTNEED)) === 0) dropped += m.rss
   }
   return dropped
+}
+
+const PROT_READ = 1
+const MAP_PRIVATE = 2
+const MAP_FAILED = -1n
+
+/**
+ * A read-only file's bytes as a Buffer backed by the file itself (`mmap`): pages are read from the page cache as
+ * they are touched and count in the resident set only then, and {@link dropFilePages} can let them go again, where
+ * reading the file into memory would hold all of it all the time. Falls back to reading the file where mapping
+ * is not available. The Buffer must never be written (the pages are read-only: a write ends the process), and the
+ * file must not be truncated while mapped (replacing it by a rename, as updaters do, is safe).
+ */
+export async function mapFile(path: string): Promise<Buffer> {
+  const c = loadLibc()
+  if (!c) return fs.promises.readFile(path)
+  const handle = await fs.promises.open(path, 'r')
+  try {
+    const { size } = await handle.stat()
+    if (size === 0) return Buffer.alloc(0)
+    const pointer = c.mmap(null, size, PROT_READ, MAP_PRIVATE, handle.fd, 0)
+    // mmap answers MAP_FAILED ((void *) -1) on failure; the mapping outlives the descriptor.
+    if (pointer === null || (typeof pointer === 'bigint' && pointer === MAP_FAILED)) {
+      return fs.promises.readFile(path)
+    }
+    try {
+      return Buffer.from(c.view(pointer, size))
+    } catch {
+      return fs.promises.readFile(path)
+    }
+  } finally {
+    await handle.close()
+  }
 }

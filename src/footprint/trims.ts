@@ -1,7 +1,9 @@
 /** What the process gives back when idle ({@link createIdleTrimmer}), in order. */
-import { dropLibraryPages, trimCHeap } from './release.js'
+import { dropFilePages, trimCHeap } from './release.js'
 
 export const ENGINE_LIBRARY = 'libchdb.so'
+/** The GeoIP databases are mapped from their files ({@link mapFile}); their pages can go as the engine's can. */
+const GEOIP_SUFFIX = '.mmdb'
 
 export function idleTrims(options: {
   embeddedEngine: boolean
@@ -16,6 +18,9 @@ export function idleTrims(options: {
     // `npm start` passes; without it the heap shrinks when V8 next decides to).
     ...(gc ? [{ name: 'javascript heap', run: () => gc() }] : []),
     { name: 'C heap', run: trimCHeap },
-    ...(options.embeddedEngine ? [{ name: 'engine code pages', run: () => dropLibraryPages(ENGINE_LIBRARY) }] : []),
+    {
+      name: 'file pages',
+      run: () => dropFilePages(options.embeddedEngine ? [ENGINE_LIBRARY, GEOIP_SUFFIX] : [GEOIP_SUFFIX]),
+    },
   ]
 }

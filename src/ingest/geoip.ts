@@ -4,11 +4,12 @@
  * whose records are flat (`country_code, state1, state2, city, postcode, latitude, longitude, timezone`) and come
  * as one file per IP version; a MaxMind GeoIP2/GeoLite2 City file (nested records) can be used instead.
  */
-import { open, readFile, stat } from 'node:fs/promises'
+import { open, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { BlockList, isIP } from 'node:net'
 import { dirname, join } from 'node:path'
 import { Reader, type Response } from 'maxmind'
+import { mapFile } from '../footprint/release.js'
 
 export type GeoProperties = Record<string, string | number>
 
@@ -17,8 +18,9 @@ export interface GeoIp {
   lookup(ip: string): GeoProperties
   /**
    * Opens the database `ip` needs, once (later calls share the first one's promise), or answers undefined when
-   * it is open already (no promise on the hot path): the databases are read on first use, not at start, so a
-   * server that captures nothing never holds them (the bundled pair is ~134 MB).
+   * it is open already (no promise on the hot path): the databases are opened on first use, not at start, and
+   * mapped from their files rather than read into memory (the bundled pair is ~134 MB; a lookup touches a few
+   * pages of it, and the idle trim lets them go).
    */
   prepare(ip: string): Promise<void> | undefined
   /** Opens the database `ip` needs, then looks it up. */
@@ -49,14 +51,14 @@ export async function createGeoIp(path?: string): Promise<GeoIp> {
     if (!isPair) {
       // One file for both versions, used for IPv6 only when its tree is an IPv6 one (an IPv4-only tree would
       // read the first 32 bits of an IPv6 address as if it were IPv4).
-      opening[4] ??= readFile(location).then((b) => {
+      opening[4] ??= mapFile(location).then((b) => {
         v4 = new Reader(b)
         v6 = v4.metadata.ipVersion === 6 ? v4 : null
         isOpen[4] = isOpen[6] = true
       })
       return opening[4]
     }
-    opening[version] ??= readFile(join(location, version === 4 ? DBIP_V4 : DBIP_V6)).then((b) => {
+    opening[version] ??= mapFile(join(location, version === 4 ? DBIP_V4 : DBIP_V6)).then((b) => {
       if (version === 4) v4 = new Reader(b)
       else v6 = new Reader(b)
       isOpen[version] = true

@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createIdleTrimmer } from '../../src/footprint/idle-trim.js'
-import { droppableMappings, parseSmaps } from '../../src/footprint/release.js'
+import { dropFilePages, droppableMappings, mapFile, parseSmaps } from '../../src/footprint/release.js'
 
 const root = path.resolve(import.meta.dirname, '../..')
 
@@ -109,7 +109,45 @@ describe("the engine library's droppable pages", () => {
     // other library whose name merely ends the same way, not anonymous memory.
     expect(dropped.map((m) => m.perms)).toEqual(['r--p', 'r-xp'])
     expect(dropped.reduce((kb, m) => kb + m.rss, 0)).toBe(180_900)
+    // A name starting with a dot is an extension: every file of that kind.
+    expect(droppableMappings(parseSmaps(smaps), '.so.1').map((m) => m.path)).toEqual(['/opt/x/not-libchdb.so.1'])
   })
+})
+
+describe('files mapped instead of read', () => {
+  it.skipIf(process.platform !== 'linux')(
+    'a mapped file reads as the file, is resident only as touched, and its pages can be dropped and read again',
+    async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-mapped-'))
+      const file = path.join(dir, 'table.burrowmapped')
+      // 8 MiB of a pattern whose every byte can be checked: byte i is (i * 7) mod 251.
+      const bytes = Buffer.alloc(8 << 20)
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7) % 251
+      fs.writeFileSync(file, bytes)
+      const residentKb = () =>
+        parseSmaps(fs.readFileSync('/proc/self/smaps', 'utf8'))
+          .filter((m) => m.path === file)
+          .reduce((kb, m) => kb + m.rss, 0)
+      try {
+        const mapped = await mapFile(file)
+        expect(mapped.length).toBe(bytes.length)
+        // Mapped, not read: nothing of it is resident before it is touched.
+        expect(residentKb()).toBeLessThan(1024)
+        expect(mapped.equals(bytes)).toBe(true)
+        expect(residentKb()).toBeGreaterThan(7 * 1024)
+        expect(
+          droppableMappings(parseSmaps(fs.readFileSync('/proc/self/smaps', 'utf8')), '.burrowmapped'),
+        ).toHaveLength(1)
+        expect(await dropFilePages(['.burrowmapped'])).toBeGreaterThan(7 * 1024)
+        expect(residentKb()).toBeLessThan(1024)
+        // Read again from the file as it is touched.
+        expect(mapped[12_345]).toBe((12_345 * 7) % 251)
+        expect(mapped.equals(bytes)).toBe(true)
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  )
 })
 
 function libraryRssKb(pid: number): number {
