@@ -13,12 +13,11 @@
  * postgres://postgres@127.0.0.1:5432/postgres; BENCH_ROUNDS, default 3; BENCH_DURATION seconds, default 10;
  * BENCH_RATE requests a second, default 2,000).
  */
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PERSONS, setup } from './flags-setup.js'
-import { freshDatabase, machineLine, printTable, root, type Server, startServer } from './lib.js'
+import { freshDatabase, machineLine, printTable, type Server, startHelloWorld, startServer } from './lib.js'
 import { type PacedResult, pacedLoad } from './paced.js'
 
 const ADMIN = process.env.BENCH_PG_ADMIN ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -34,20 +33,6 @@ async function processOn(databaseUrl: string, env: Record<string, string>, crede
     fs.copyFileSync(path.join(credentialsFrom.dataDir, 'credentials.json'), path.join(dataDir, 'credentials.json'))
   }
   return startServer({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, ...env })
-}
-
-async function helloWorld(): Promise<{ url: string; stop: () => void }> {
-  const port = 25_000 + Math.floor(Math.random() * 1000)
-  const child = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const f = require('fastify')(); f.post('/flags', async () => ({ hello: 'world' })); f.listen({ port: ${port}, host: '127.0.0.1' }).then(() => console.log('ready'))`,
-    ],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-  )
-  await new Promise<void>((resolve) => child.stdout?.on('data', () => resolve()))
-  return { url: `http://127.0.0.1:${port}/flags`, stop: () => child.kill() }
 }
 
 const db = await freshDatabase(ADMIN)
@@ -69,7 +54,7 @@ const toggled = await api(first, 'POST', '/feature_flags/', {
 })
 const second = await processOn(db.url, {}, first)
 const off = await processOn(db.url, { CHANGE_NOTIFICATIONS: 'off' }, first)
-const hello = await helloWorld()
+const hello = await startHelloWorld()
 
 const bodies = Array.from({ length: PERSONS }, (_, i) =>
   JSON.stringify({ token: creds.project_api_key, distinct_id: `person-${i}`, groups: {}, geoip_disable: true }),

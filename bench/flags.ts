@@ -4,9 +4,8 @@
  * when wrk is missing), latency at 2,000 req/s by an open-loop paced generator (bench/paced.ts); also the
  * throughput when no answer can be reused. Baseline in the same run: a Fastify hello-world under the same loads.
  */
-import { spawn } from 'node:child_process'
 import { PERSONS, setup } from './flags-setup.js'
-import { printTable, root, startServer } from './lib.js'
+import { printTable, startHelloWorld, startServer } from './lib.js'
 import { pacedLoad } from './paced.js'
 import { maxLoad } from './wrk.js'
 
@@ -21,21 +20,12 @@ const steadyOf = (url: string, bodies: string[]) =>
   pacedLoad({ url, rate: 2000, durationS: DURATION_S, headers: HEADERS, bodies })
 
 async function helloWorld() {
-  const port = 25_000 + Math.floor(Math.random() * 1000)
-  const child = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const f = require('fastify')(); f.post('/flags', async () => ({ hello: 'world' })); f.listen({ port: ${port}, host: '127.0.0.1' }).then(() => console.log('ready'))`,
-    ],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-  )
-  await new Promise<void>((resolve) => child.stdout?.on('data', () => resolve()))
-  const url = `http://127.0.0.1:${port}/flags`
+  const hello = await startHelloWorld()
+  const url = hello.url
   const bodies = ['{"token":"x","distinct_id":"y"}']
   const max = await maxOf(url, bodies)
   const steady = await steadyOf(url, bodies)
-  child.kill()
+  hello.stop()
   return { max, steady }
 }
 

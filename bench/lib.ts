@@ -57,6 +57,21 @@ export async function startServer(
   }
 }
 
+/** A Fastify hello-world in its own process answering `POST /flags` (the floor a benchmark compares with). */
+export async function startHelloWorld(): Promise<{ url: string; stop: () => void }> {
+  const port = 25_000 + Math.floor(Math.random() * 1000)
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const f = require('fastify')(); f.post('/flags', async () => ({ hello: 'world' })); f.listen({ port: ${port}, host: '127.0.0.1' }).then(() => console.log('ready'))`,
+    ],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  await new Promise<void>((resolve) => child.stdout?.on('data', () => resolve()))
+  return { url: `http://127.0.0.1:${port}/flags`, stop: () => child.kill() }
+}
+
 /** Fields of `/proc/<pid>[/task/<tid>]/stat` after the name (in parentheses, may hold spaces). */
 const statFields = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')
 /** utime + stime (the 14th and 15th fields of the whole line, in clock ticks: 100 a second). */

@@ -1,11 +1,22 @@
 // A link to a new insight with its query in `?q=` (what "copy link" and the bench open): the query is sent while
 // the app's code is still starting, before the insight screen's own code is even requested, and only once — the
 // screen takes that answer instead of asking again. A query the screen would send differently is asked again.
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hasChromium, startWeb, type WebHarness } from './harness.js'
 
 let h: WebHarness
 let project: number
+
+/** Waits for the insight's number display to show `expected`. */
+const expectNumber = (page: Page, expected: RegExp) =>
+  expect
+    .poll(
+      async () =>
+        (await page.getByTestId('insight-number').count()) ? page.getByTestId('insight-number').textContent() : '',
+      { timeout: 45_000 },
+    )
+    .toMatch(expected)
 
 describe.skipIf(!hasChromium)('an insight link asks for its result early', () => {
   beforeAll(async () => {
@@ -43,13 +54,7 @@ describe.skipIf(!hasChromium)('an insight link asks for its result early', () =>
     const q = encodeURIComponent(JSON.stringify({ kind: 'InsightVizNode', source }))
     await page.goto(`/project/${project}/insights/new?q=${q}`)
     // Three pageviews in the range (a, b and c, each one).
-    await expect
-      .poll(
-        async () =>
-          (await page.getByTestId('insight-number').count()) ? page.getByTestId('insight-number').textContent() : '',
-        { timeout: 45_000 },
-      )
-      .toMatch(/^3/)
+    await expectNumber(page, /^3/)
     const queries = order.filter((o) => o.startsWith('query '))
     expect(queries).toEqual([`query ${JSON.stringify({ query: source })}`])
     expect(order.indexOf(queries[0])).toBeLessThan(order.indexOf('insight screen code'))
@@ -72,13 +77,7 @@ describe.skipIf(!hasChromium)('an insight link asks for its result early', () =>
     }
     const q = encodeURIComponent(JSON.stringify({ kind: 'InsightVizNode', source }))
     await page.goto(`/project/${project}/insights/new?q=${q}`)
-    await expect
-      .poll(
-        async () =>
-          (await page.getByTestId('insight-number').count()) ? page.getByTestId('insight-number').textContent() : '',
-        { timeout: 45_000 },
-      )
-      .toMatch(/^3/)
+    await expectNumber(page, /^3/)
     expect(sent).toHaveLength(2)
     expect(JSON.parse(sent[0]).query.trendsFilter).toEqual({ display: 'BoldNumber', formula: '' })
     expect(JSON.parse(sent[1]).query.trendsFilter).toEqual({ display: 'BoldNumber' })
