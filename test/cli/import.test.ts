@@ -436,7 +436,7 @@ describe('rejects and the 48-hour rule', () => {
 describe('resuming', () => {
   it('finishes after the import is killed half-way, with no event twice and none missing', async () => {
     const project = await newProject(t, 'resume')
-    const total = 20_000
+    const total = 80_000
     const file = path.join(dir, 'big.jsonl')
     const out = fs.createWriteStream(file)
     for (let i = 0; i < total; i++) {
@@ -460,11 +460,12 @@ describe('resuming', () => {
       '2',
     ])
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    // Kill it once the checkpoint says a good part (but not all) is stored.
+    // Kill it once the checkpoint says a good part (but not all) is stored; the file is large enough, and the
+    // checkpoint read often enough, that an idle machine does not finish it between two reads.
     const deadline = Date.now() + 120_000
     for (;;) {
       if (Date.now() > deadline) throw new Error('the import never got going')
-      await new Promise((r) => setTimeout(r, 100))
+      await new Promise((r) => setTimeout(r, 20))
       if (!fs.existsSync(checkpoint)) continue
       const cp = JSON.parse(fs.readFileSync(checkpoint, 'utf8'))
       if (cp.done) throw new Error('the import finished before it could be killed: make the file bigger')
