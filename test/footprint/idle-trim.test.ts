@@ -1,15 +1,14 @@
 // Memory given back when idle (#18): the trimmer runs once per idle spell and never before a first request; the
 // engine library's pages it drops are only the file's own read-only ones; and a server started as `npm start` does
 // drops them after IDLE_TRIM_SECONDS without a request, then answers queries as before.
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createIdleTrimmer } from '../../src/footprint/idle-trim.js'
 import { dropFilePages, droppableMappings, mapFile, parseSmaps } from '../../src/footprint/release.js'
+import { npmStart } from '../helpers/npm-start.js'
 
-const root = path.resolve(import.meta.dirname, '../..')
 
 describe('the idle trimmer', () => {
   it('runs once per idle spell, only after a request, and keeps going past a failing trim', async () => {
@@ -159,47 +158,13 @@ function libraryRssKb(pid: number): number {
 it.skipIf(process.platform !== 'linux')(
   'a server started as npm start does gives the engine code pages back when idle, and queries still answer',
   async () => {
-    const start = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start as string
-    const [, ...args] = start.split(' ')
-    expect(args).toContain('--expose-gc')
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-idle-'))
-    const port = 18_000 + Math.floor(Math.random() * 1000)
-    const child = spawn(process.execPath, args, {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        LOG_LEVEL: 'warn',
-        DATABASE_URL: '',
-        IDLE_TRIM_SECONDS: '2',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let output = ''
-    child.stdout.on('data', (d) => {
-      output += d
-    })
-    child.stderr.on('data', (d) => {
-      output += d
-    })
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
-    const pid = child.pid as number
+    const server = await npmStart({ IDLE_TRIM_SECONDS: '2' })
+    expect(server.args).toContain('--expose-gc')
+    const pid = server.child.pid as number
     try {
-      const until = Date.now() + 280_000
-      while (
-        !(await fetch(`http://127.0.0.1:${port}/_health`).then(
-          (r) => r.ok,
-          () => false,
-        ))
-      ) {
-        if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}: ${output}`)
-        if (Date.now() > until) throw new Error(`not healthy in time: ${output}`)
-        await new Promise((r) => setTimeout(r, 200))
-      }
-      const creds = JSON.parse(fs.readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'))
+      const creds = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'credentials.json'), 'utf8'))
       const query = async (sql: string) => {
-        const res = await fetch(`http://127.0.0.1:${port}/api/projects/${creds.project_id}/query/`, {
+        const res = await fetch(`${server.url}/api/projects/${creds.project_id}/query/`, {
           method: 'POST',
           headers: { authorization: `Bearer ${creds.personal_api_key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ query: { kind: 'HogQLQuery', query: sql }, refresh: 'force_blocking' }),
@@ -217,11 +182,9 @@ it.skipIf(process.platform !== 'linux')(
       expect(libraryRssKb(pid)).toBeLessThanOrEqual(loaded / 4)
       // The engine maps its code back as it runs: the same answers as before.
       expect(await query("SELECT 1 + 1, upper('burrow')")).toEqual([[2, 'BURROW']])
-      expect(child.exitCode).toBe(null)
+      expect(server.child.exitCode).toBe(null)
     } finally {
-      child.kill('SIGTERM')
-      await exited
-      fs.rmSync(dataDir, { recursive: true, force: true })
+      await server.stop()
     }
   },
   300_000,
