@@ -9,7 +9,6 @@ import { createIdleTrimmer } from '../../src/footprint/idle-trim.js'
 import { dropFilePages, droppableMappings, mapFile, parseSmaps } from '../../src/footprint/release.js'
 import { npmStart } from '../helpers/npm-start.js'
 
-
 describe('the idle trimmer', () => {
   it('runs once per idle spell, only after a request, and keeps going past a failing trim', async () => {
     let clock = 1_000
