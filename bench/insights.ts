@@ -6,6 +6,8 @@
  *   npx tsx bench/insights.ts                       # 10M events over 30 days (BENCH_EVENTS to change)
  *   BENCH_EVENTS=1000000 BENCH_RUNS=5 npx tsx bench/insights.ts      # a quick run
  *   BENCH_SQL=1 BENCH_ONLY=funnel …                 # also prints the generated ClickHouse SQL of each case
+ *   BENCH_DATA_DIR=/tmp/x BENCH_ONLY=funnel …       # keeps the data directory; a later run with the same
+ *                                                   # BENCH_DATA_DIR and BENCH_EVENTS reuses its events
  *
  * The hand-written SQL reads persons the way Burrow's answers must (the current person of each distinct id, from
  * person_distinct_ids at its latest version), and the materialized `$browser` / `$current_url` columns.
@@ -23,7 +25,12 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 20)
 const USERS = Math.max(1000, Math.round(EVENTS / 100))
 const ONLY = process.env.BENCH_ONLY?.split(',')
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-insights-bench-'))
+// An opt-in data directory is kept after the run, and its events are reused by the next run with the same count
+// (generating 10M events takes a minute or more; the events are spread over the 30 days before generation, so a
+// reuse within the same day measures the same question).
+const keptDir = process.env.BENCH_DATA_DIR
+if (keptDir) fs.mkdirSync(keptDir, { recursive: true })
+const dataDir = keptDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-insights-bench-'))
 const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' })
 const burrow = await buildApp(config, { logger: false })
 const { credentials } = await ensureDemoAccount(burrow)
@@ -34,15 +41,33 @@ const personUuid = (n: string) => `toUUID(concat('00000000-0000-4000-8000-', lef
 const user = `(cityHash64(number, 7) % ${USERS})`
 const ts = `(now64(6) - toIntervalSecond(cityHash64(number, 1) % 2592000))`
 
+const marker = path.join(dataDir, 'bench-insights-events.json')
+const reused =
+  keptDir !== undefined && fs.existsSync(marker) && JSON.parse(fs.readFileSync(marker, 'utf8')).events === EVENTS
 let started = performance.now()
-await burrow.events.exec(`
+if (!reused) await generate()
+const generateSeconds = (performance.now() - started) / 1000
+// Background merges would otherwise compete with the measured queries; a long-running service has them done.
+started = performance.now()
+if (!reused) await burrow.events.exec('OPTIMIZE TABLE events FINAL')
+const optimizeSeconds = (performance.now() - started) / 1000
+if (keptDir !== undefined && !reused) fs.writeFileSync(marker, JSON.stringify({ events: EVENTS, team }))
+
+async function generate() {
+  if (keptDir !== undefined) {
+    // a kept directory with another count (or an interrupted generation): start its events again
+    for (const table of ['events', 'persons', 'person_distinct_ids']) {
+      await burrow.events.exec(`TRUNCATE TABLE ${table}`)
+    }
+  }
+  await burrow.events.exec(`
   INSERT INTO persons (team_id, id, properties, created_at, is_identified, is_deleted, version)
   SELECT ${team}, ${personUuid('number')}, '{}', now64(6) - toIntervalSecond(cityHash64(number, 3) % 2592000), 0, 0, 1
   FROM numbers(${USERS})`)
-await burrow.events.exec(`
+  await burrow.events.exec(`
   INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, is_deleted, version)
   SELECT ${team}, concat('user-', toString(number)), ${personUuid('number')}, 0, 1 FROM numbers(${USERS})`)
-await burrow.events.exec(`
+  await burrow.events.exec(`
   INSERT INTO events (uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at,
                       elements_chain, \`$session_id\`, \`$window_id\`, \`$group_0\`, \`$group_1\`, \`$group_2\`,
                       \`$group_3\`, \`$group_4\`)
@@ -57,11 +82,7 @@ await burrow.events.exec(`
            '","$pathname":"/p/', toString(cityHash64(number, 4) % 20), '"}'),
     ${ts}, now64(6), '', concat(toString(${user}), '-', toString(toDate(${ts}))), '', '', '', '', '', ''
   FROM numbers(${EVENTS})`)
-const generateSeconds = (performance.now() - started) / 1000
-// Background merges would otherwise compete with the measured queries; a long-running service has them done.
-started = performance.now()
-await burrow.events.exec('OPTIMIZE TABLE events FINAL')
-const optimizeSeconds = (performance.now() - started) / 1000
+}
 
 const url = await burrow.app.listen({ port: 0, host: '127.0.0.1' })
 const auth = { authorization: `Bearer ${credentials.personal_api_key}`, 'content-type': 'application/json' }
@@ -242,8 +263,8 @@ const cases: {
 ]
 
 const rows: [string, string][] = [
-  ['generate events and persons (s)', generateSeconds.toFixed(1)],
-  ['merge parts, OPTIMIZE FINAL (s)', optimizeSeconds.toFixed(1)],
+  ['generate events and persons (s)', reused ? `reused from ${dataDir}` : generateSeconds.toFixed(1)],
+  ['merge parts, OPTIMIZE FINAL (s)', reused ? '—' : optimizeSeconds.toFixed(1)],
 ]
 for (const c of cases) {
   if (ONLY && !ONLY.some((o) => c.name.includes(o))) continue
@@ -270,7 +291,7 @@ for (const c of cases) {
 }
 
 await burrow.close()
-fs.rmSync(dataDir, { recursive: true, force: true })
+if (!keptDir) fs.rmSync(dataDir, { recursive: true, force: true })
 
 printTable(
   `Insights benchmark (${(EVENTS / 1e6).toFixed(1)}M events, ${USERS} persons over 30 days, p50 of ${RUNS} runs)`,
