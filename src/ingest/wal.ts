@@ -57,18 +57,48 @@ export function parseSegment(bytes: Buffer): WalRecord[] {
   return records
 }
 
+/**
+ * Appends up to this size are written on the request thread: a write into the page cache takes a few
+ * microseconds there, while handing it to the thread pool cost ~25 µs of CPU (waking a pool thread and back) and
+ * queued the write behind the engine's inserts, which run in the same pool. Larger ones go to the pool.
+ */
+const SYNC_WRITE_BYTES = 1 << 20
+
 /** Writes the parts in order without joining them first (a write may take only some of them). */
-async function writeAll(handle: fs.promises.FileHandle, parts: Buffer[]): Promise<void> {
+async function writeAll(write: (parts: Buffer[]) => number | Promise<number>, parts: Buffer[]): Promise<void> {
   let rest = parts
   while (rest.length > 0) {
-    let { bytesWritten } = await handle.writev(rest)
+    const bytesWritten = await write(rest)
     if (bytesWritten === 0) throw new Error('capture log: the file takes no more bytes')
-    let i = 0
-    while (i < rest.length && bytesWritten >= rest[i].length) bytesWritten -= rest[i++].length
-    rest = rest.slice(i)
-    if (bytesWritten > 0) rest[0] = rest[0].subarray(bytesWritten)
+    rest = after(rest, bytesWritten)
   }
 }
+
+/** The same, blocking. */
+function writeAllSync(fd: number, parts: Buffer[]): void {
+  let rest = parts
+  while (rest.length > 0) {
+    const bytesWritten = fs.writevSync(fd, rest)
+    if (bytesWritten === 0) throw new Error('capture log: the file takes no more bytes')
+    rest = after(rest, bytesWritten)
+  }
+}
+
+/** The parts left once the first `written` bytes of them are written. */
+function after(parts: Buffer[], written: number): Buffer[] {
+  let i = 0
+  let left = written
+  while (i < parts.length && left >= parts[i].length) left -= parts[i++].length
+  const rest = parts.slice(i)
+  if (left > 0) rest[0] = rest[0].subarray(left)
+  return rest
+}
+
+const closeFd = (fd: number) =>
+  new Promise<void>((resolve, reject) => fs.close(fd, (err) => (err ? reject(err) : resolve())))
+
+const writevAsync = (fd: number, parts: Buffer[]) =>
+  new Promise<number>((resolve, reject) => fs.writev(fd, parts, (err, n) => (err ? reject(err) : resolve(n))))
 
 export function openWal(dir: string) {
   fs.mkdirSync(dir, { recursive: true })
@@ -79,17 +109,33 @@ export function openWal(dir: string) {
     .map((m) => Number(m[1]))
     .sort((a, b) => a - b)
   let nextId = (leftover.at(-1) ?? 0) + 1
-  let current:
-    | { file: string; handle: fs.promises.FileHandle | undefined; records: WalRecord[]; bytes: number }
-    | undefined
+  interface OpenSegment {
+    file: string
+    fd: number
+    records: WalRecord[]
+    /** Bytes written to the file so far (where the next append begins). */
+    bytes: number
+  }
+  let current: OpenSegment | undefined
+  /** Appends being written by the thread pool, in order; later appends and closes wait for them. */
   let writes: Promise<unknown> = Promise.resolve()
+  let writing = 0
 
-  async function segment() {
+  /** The open segment (opened now if there is none): an append goes where the call finds it, in call order. */
+  function segment(): OpenSegment {
     if (!current) {
       const file = path.join(dir, `${nextId++}.wal`)
-      current = { file, handle: await fs.promises.open(file, 'a'), records: [], bytes: 0 }
+      current = { file, fd: fs.openSync(file, 'a'), records: [], bytes: 0 }
     }
     return current
+  }
+
+  /** A write that stopped part-way would leave a torn record that replay stops at, hiding the records appended
+   * after it: the file is cut back to where the append began. */
+  function cutBack(target: OpenSegment) {
+    try {
+      fs.ftruncateSync(target.fd, target.bytes)
+    } catch {}
   }
 
   return {
@@ -103,32 +149,46 @@ export function openWal(dir: string) {
 
     /** Appends records in one write; resolves once the operating system has them (they survive a crash). */
     append(records: WalRecord[]): Promise<void> {
-      const write = writes.then(async () => {
-        const target = await segment()
-        const { parts, bytes } = framed(records)
-        const handle = target.handle as fs.promises.FileHandle
-        try {
-          await writeAll(handle, parts)
-        } catch (err) {
-          // A write that stopped part-way would leave a torn record that replay stops at, hiding the records
-          // appended after it: cut the file back to where this append began.
-          await handle.truncate(target.bytes).catch(() => undefined)
-          throw err
-        }
+      let target: OpenSegment
+      try {
+        target = segment()
+      } catch (err) {
+        return Promise.reject(err)
+      }
+      const { parts, bytes } = framed(records)
+      const done = () => {
         target.bytes += bytes
         for (const record of records) target.records.push(record)
-      })
+      }
+      if (writing === 0 && bytes <= SYNC_WRITE_BYTES) {
+        try {
+          writeAllSync(target.fd, parts)
+        } catch (err) {
+          cutBack(target)
+          return Promise.reject(err)
+        }
+        done()
+        return Promise.resolve()
+      }
+      writing++
+      const write = writes
+        .then(() => writeAll((rest) => writevAsync(target.fd, rest), parts))
+        .then(done, (err) => {
+          cutBack(target)
+          throw err
+        })
+        .finally(() => writing--)
       writes = write.catch(() => undefined)
       return write
     },
 
     /** Closes the segment being written (after its pending writes) and returns it; new appends start another. */
     async rotate(): Promise<WalSegment | undefined> {
+      const segment = current
+      current = undefined
+      if (!segment) return undefined
       const closing = writes.then(async () => {
-        const segment = current
-        current = undefined
-        if (!segment) return undefined
-        await segment.handle?.close()
+        await closeFd(segment.fd)
         return { file: segment.file, records: segment.records }
       })
       writes = closing.catch(() => undefined)
@@ -147,9 +207,10 @@ export function openWal(dir: string) {
     },
 
     async close(): Promise<void> {
-      await writes
-      await current?.handle?.close()
+      const segment = current
       current = undefined
+      await writes
+      if (segment) await closeFd(segment.fd)
     },
   }
 }
