@@ -1,12 +1,9 @@
 import type * as ast from './ast.js'
 import { HogQLSyntaxError } from './errors.js'
 import { CLAUSE_WORDS, COMPARE_OPS, INTERVAL_UNITS, RESERVED_NAMES } from './keywords.js'
-import { MAX_NESTING, TOO_DEEP, type Token, tokenize } from './lexer.js'
+import { MAX_NESTING, MAX_QUERY_LENGTH, TOO_DEEP, type Token, tokenize } from './lexer.js'
 
-export { MAX_NESTING }
-
-/** Longest query text accepted: tokenizing costs the request thread about half a microsecond per character. */
-export const MAX_QUERY_LENGTH = 512 * 1024
+export { MAX_NESTING, MAX_QUERY_LENGTH }
 
 class Parser {
   private i = 0
@@ -14,9 +11,7 @@ class Parser {
   private readonly t: Token[]
 
   constructor(private readonly src: string) {
-    if (src.length > MAX_QUERY_LENGTH) {
-      throw new HogQLSyntaxError(`Query is too long: at most ${MAX_QUERY_LENGTH} characters`)
-    }
+    // Texts over MAX_QUERY_LENGTH are refused by the lexer before it reads them.
     this.t = tokenize(src)
   }
 

@@ -31,6 +31,13 @@ describe('lexer', () => {
     expect(parseExpr('t.1.2')).toMatchObject({ kind: 'Field', chain: ['t', 1, 2] })
   })
 
+  it('refuses a text over 512 KiB before reading any of it (the query service lexes before it parses)', () => {
+    // 600 KiB of `a,`: 614,400 tokens would be built if the lexer read it.
+    expect(() => tokenize(`select ${'a,'.repeat(300 * 1024)}a`)).toThrow('Query is too long: at most 524288 characters')
+    // select, then `a` and `,` each time, the last `a`, the end
+    expect(tokenize(`select ${'a,'.repeat(200 * 1024)}a`)).toHaveLength(3 + 2 * 200 * 1024)
+  })
+
   it('reports an unterminated string at its start', () => {
     expect(() => tokenize("select 'abc")).toThrow(HogQLSyntaxError)
     try {
