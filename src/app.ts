@@ -48,7 +48,7 @@ import { remoteConfigRoutes } from './flags/remote-config.js'
 import { flagRoutes } from './flags/routes.js'
 import { createFlagService, toFlagDefinition } from './flags/service.js'
 import { createFlagStore } from './flags/store.js'
-import { createIdleTrimmer } from './footprint/idle-trim.js'
+import { createIdleTrimmer, isProbe } from './footprint/idle-trim.js'
 import { idleTrims } from './footprint/trims.js'
 import { groupRoutes } from './groups/routes.js'
 import { createGroupService } from './groups/service.js'
@@ -359,8 +359,9 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       for (const step of report) if (step.error) logError(step.error, `giving memory back (${step.name})`)
     },
   })
-  app.addHook('onRequest', (_request, _reply, done) => {
-    idleTrimmer.touch()
+  // A supervisor's health checks and a scraper's reads are not work: a process probed every few seconds is idle.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!isProbe(request.url)) idleTrimmer.touch()
     done()
   })
   /** Every route with its required scope: the API coverage table and the auth-matrix test read it. */

@@ -8,10 +8,22 @@
  * Nothing here changes what the process answers: a trimmed page or buffer is simply made again on its next use.
  */
 
+/** What a trim is given: whether the process is still idle, and a wait that holds no process open. */
+export interface TrimContext {
+  /** False once a request has come since the trims began. */
+  stillIdle(): boolean
+  wait(ms: number): Promise<void>
+}
+
+export interface IdleTrim {
+  name: string
+  run: (context: TrimContext) => unknown
+}
+
 export interface IdleTrimmer {
   /** Marks activity (every request). Cheap: one store. */
   touch(): void
-  /** Runs the trims now if the process has been idle long enough; called on a timer. Returns whether it ran. */
+  /** Starts the trims now if the process has been idle long enough; called on a timer. Returns whether it did. */
   check(): boolean
   close(): void
   readonly runs: number
@@ -19,8 +31,8 @@ export interface IdleTrimmer {
 
 export function createIdleTrimmer(options: {
   idleMs: number
-  trims: readonly { name: string; run: () => unknown }[]
-  onTrimmed?: (report: { name: string; ms: number; error?: unknown }[]) => void
+  trims: readonly IdleTrim[]
+  onTrimmed?: (report: { name: string; ms: number; error?: unknown; skipped?: boolean }[]) => void
   now?: () => number
   /** How often to look (default: a fifth of idleMs, at least 1 s); 0 leaves checking to the caller. */
   everyMs?: number
@@ -28,24 +40,37 @@ export function createIdleTrimmer(options: {
   const now = options.now ?? Date.now
   let lastActivity = now()
   // Nothing to give back before the first request: the start's own garbage is small and a fresh process trims
-  // nothing the first spell would not make again.
+  // nothing the first spell would not make again. A request arms the trims again.
   let armed = false
   let runs = 0
+  const context: TrimContext = {
+    stillIdle: () => !armed,
+    wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
+  }
+  // The trims one after the other, each awaited (a C call runs on a worker thread, a trim may wait); the caller
+  // is never held up. Once a request has come, the trims left are skipped: the process is busy again.
+  const runTrims = async () => {
+    const report: { name: string; ms: number; error?: unknown; skipped?: boolean }[] = []
+    for (const trim of options.trims) {
+      if (!context.stillIdle()) {
+        report.push({ name: trim.name, ms: 0, skipped: true })
+        continue
+      }
+      const started = performance.now()
+      try {
+        await trim.run(context)
+        report.push({ name: trim.name, ms: performance.now() - started })
+      } catch (error) {
+        report.push({ name: trim.name, ms: performance.now() - started, error })
+      }
+    }
+    options.onTrimmed?.(report)
+  }
   const check = () => {
     if (!armed || now() - lastActivity < options.idleMs) return false
     armed = false
     runs++
-    // Each trim in turn; one that returns a promise (a C call made on a worker thread) is not waited for.
-    const steps = options.trims.map(async (trim) => {
-      const started = performance.now()
-      try {
-        await trim.run()
-        return { name: trim.name, ms: performance.now() - started }
-      } catch (error) {
-        return { name: trim.name, ms: performance.now() - started, error }
-      }
-    })
-    void Promise.all(steps).then((report) => options.onTrimmed?.(report))
+    void runTrims()
     return true
   }
   const everyMs = options.everyMs ?? Math.max(1_000, Math.floor(options.idleMs / 5))
@@ -64,4 +89,9 @@ export function createIdleTrimmer(options: {
       return runs
     },
   }
+}
+
+/** Requests that do not make the process busy: health checks and metrics scrapes (with or without a query). */
+export function isProbe(url: string): boolean {
+  return /^\/_(health|metrics)(\?|$)/.test(url)
 }
