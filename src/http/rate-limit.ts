@@ -285,11 +285,14 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     const at = limiter.now()
     let seen = refusals.get(subject)
     if (seen === undefined || seen.until <= at) {
+      // A subject still being slowed down when its window ended (within the last minute) starts the next one
+      // slowed down: a flood gets its TARPIT_AFTER answers at full speed once, not again at every new minute.
+      const isCarried = seen !== undefined && seen.count > TARPIT_AFTER && at - seen.until < MINUTE_MS
       if (refusals.size >= MAX_REMEMBERED_BLOCKS) {
-        for (const [k, v] of refusals) if (v.until <= at) refusals.delete(k)
+        for (const [k, v] of refusals) if (v.until + MINUTE_MS <= at) refusals.delete(k)
         if (refusals.size >= MAX_REMEMBERED_BLOCKS) refusals.clear()
       }
-      seen = { count: 0, until }
+      seen = { count: isCarried ? TARPIT_AFTER : 0, until }
       refusals.set(subject, seen)
     }
     seen.count++
@@ -311,6 +314,11 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
     later(() => done(error))
   }
   const isPersonalKeyRoute = (req: FastifyRequest) => typeof req.routeOptions.config?.scope === 'string'
+  /** Counts one failure of `subject` in the current minute; past TARPIT_AFTER, resolves TARPIT_MS later. */
+  const slowDownFailure = async (subject: string) => {
+    const windowEnd = (Math.floor(limiter.now() / MINUTE_MS) + 1) * MINUTE_MS
+    if (isTarpitted(subject, windowEnd)) await new Promise<void>((resolve) => later(resolve))
+  }
 
   async function release(req: FastifyRequest) {
     const done = releases.get(req)
@@ -401,6 +409,13 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
       if (req.routeOptions.url === undefined) return undefined
       let rule: WindowRule
       if (isPersonalKeyRoute(req)) {
+        if (queryMinute.limit > 0 && isQueryWork(req) && (error.statusCode === 400 || error.statusCode === 413)) {
+          // A refused query (HogQL nested past the limit, a body over it) has been read and parsed, up to a few
+          // milliseconds for a 200 KB body: credentials sending such queries back to back are slowed down like a
+          // public flood (their query limit already counts them, but 240 a minute at full speed is a burst).
+          await slowDownFailure(`query-fail:${credentialOf(req) ?? ipOf(req)}`)
+          return undefined
+        }
         if (error.statusCode !== 401 || error.code !== 'authentication_failed') return undefined
         rule = authFailures
       } else {
@@ -414,10 +429,7 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
       if (rule === publicFailures && error.statusCode === 413)
         wait = Math.max(wait, await limiter.hit(publicOversize, ip))
       // A client failing back to back (a flood of over-deep events, each read and scanned) is slowed down too.
-      const windowEnd = (Math.floor(limiter.now() / MINUTE_MS) + 1) * MINUTE_MS
-      if (rule.limit > 0 && isTarpitted(`${rule.name}:${ip}`, windowEnd)) {
-        await new Promise<void>((resolve) => later(resolve))
-      }
+      if (rule.limit > 0) await slowDownFailure(`${rule.name}:${ip}`)
       return wait > 0 ? new Throttled(wait) : undefined
     },
   }

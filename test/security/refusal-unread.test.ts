@@ -276,3 +276,46 @@ describe('a throttled address', () => {
     expect(projects.status).toBe(200)
   })
 })
+
+describe('credentials sending refused queries back to back', () => {
+  it(`get their 400s past ${TARPIT_AFTER} in a minute ${TARPIT_MS} ms late (a flood of unreadable HogQL), and good queries at once`, async () => {
+    // 300 parentheses: past the 200 levels HogQL reads, a 400 after the body is read and parsed (the benchmark's
+    // attack has 100,000). The query limit (240 a minute) counts each one but is not reached here.
+    const deep = JSON.stringify({
+      query: { kind: 'HogQLQuery', query: `select ${'('.repeat(300)}1${')'.repeat(300)}` },
+      refresh: 'force_blocking',
+    })
+    const send = async (body: string) => {
+      const started = performance.now()
+      const res = await fetch(`${host}/api/projects/${t.creds.project_id}/query/`, {
+        method: 'POST',
+        headers: { ...t.auth, 'content-type': 'application/json' },
+        body,
+      })
+      return {
+        status: res.status,
+        body: (await res.json()) as Record<string, unknown>,
+        ms: performance.now() - started,
+      }
+    }
+    const first: number[] = []
+    for (let i = 0; i < TARPIT_AFTER; i++) {
+      const answer = await send(deep)
+      expect(answer.status).toBe(400)
+      expect(answer.body).toMatchObject({ type: 'validation_error', code: 'hogql_syntax_error' })
+      first.push(answer.ms)
+    }
+    // Not all of the first ones waited (they are answered at once; generous for a loaded machine).
+    expect(first.reduce((a, b) => a + b, 0)).toBeLessThan(TARPIT_AFTER * TARPIT_MS)
+    for (let i = 0; i < 5; i++) {
+      const answer = await send(deep)
+      expect(answer.status).toBe(400)
+      expect(answer.body).toMatchObject({ type: 'validation_error', code: 'hogql_syntax_error' })
+      expect(answer.ms).toBeGreaterThanOrEqual(TARPIT_MS * 0.9)
+    }
+    // Only refusals are slowed: the same key's good query still runs and is answered as usual.
+    const good = await send(JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select 1 + 1' } }))
+    expect(good.status).toBe(200)
+    expect(good.body.results).toEqual([[2]])
+  }, 60_000)
+})
