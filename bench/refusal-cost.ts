@@ -22,7 +22,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { bytesRead, lz64Bomb, request, statusSummary } from './hostile-lib.js'
+import { bytesRead, lz64Bomb, request, statusSummary, watchRss } from './hostile-lib.js'
 import { cpuSeconds, printTable, startServer, threadCpu } from './lib.js'
 
 const N = Number(process.env.BENCH_N ?? 300)
@@ -123,6 +123,7 @@ async function measure(build: string, cwd: string): Promise<[string, string][]> 
     for (let i = 0; i < kind.warm; i++) warm.push((await send()).status)
     await new Promise((r) => setTimeout(r, 300))
     const heapBefore = await heapAfterGc(pid, heapFile)
+    const rss = watchRss(pid)
     const cpu0 = cpuSeconds(pid)
     const main0 = threadCpu(pid).main
     const read0 = bytesRead(pid)
@@ -136,6 +137,7 @@ async function measure(build: string, cwd: string): Promise<[string, string][]> 
     const cpuMs = ((cpuSeconds(pid) - cpu0) / count) * 1000
     const mainMs = ((threadCpu(pid).main - main0) / count) * 1000
     const readKb = (bytesRead(pid) - read0) / count / 1024
+    const memory = rss.stop()
     const heapAfter = await heapAfterGc(pid, heapFile)
     rows.push(
       [
@@ -151,6 +153,10 @@ async function measure(build: string, cwd: string): Promise<[string, string][]> 
         `  heap used after a full GC before → after (MB); external`,
         `${heapBefore.heapUsed.toFixed(1)} → ${heapAfter.heapUsed.toFixed(1)}; ` +
           `${heapBefore.external.toFixed(1)} → ${heapAfter.external.toFixed(1)}`,
+      ],
+      [
+        `  server RSS (MB): before / peak / after (nothing else running)`,
+        `${memory.first.toFixed(0)} / ${memory.peak.toFixed(0)} / ${memory.last.toFixed(0)}`,
       ],
     )
   }
