@@ -1,109 +1,263 @@
 /**
- * Web app: trends render (#19). A trends insight (30 days, daily total $pageview, $browser breakdown) rendered by the
- * insight screen in Chromium, against the query API's own time for the same TrendsQuery, measured alternately in the
- * same run. (a) POST /api/projects/{id}/query/ with `refresh: 'force_blocking'`, wall time. (b) navigation start of
- * `/project/{id}/insights/new?q=<InsightVizNode>` until `[data-testid="insight-chart"] canvas` exists and one
- * animation frame has passed. So that (b) always computes rather than reading the query cache, each run moves
- * date_from by one day (-30d, -31d, …), a query never asked before; (a) uses the same query of that run.
- * Goal: p50(b) / p50(a) ≤ 1.3.
+ * Web app: trends render (#19). A trends insight (daily total $pageview, $browser breakdown) rendered by the insight
+ * screen in Chromium, against the query API's own time for the same TrendsQuery, measured alternately in the same
+ * run. Goal: p50(page) / p50(query API) ≤ 1.3. Two readings:
  *
- * Run: `BENCH_EVENTS=1000000 BENCH_RUNS=10 npx tsx bench/web-render.ts` (WEB_DIST to pick a build, default web/dist).
+ * - Full navigation. (a) POST /api/projects/{id}/query/ with `refresh: 'force_blocking'`, wall time. (b) navigation
+ *   start of `/project/{id}/insights/new?q=<InsightVizNode>` until `[data-testid="insight-chart"] canvas` exists and
+ *   one animation frame has passed. So that (b) always computes rather than reading the query cache, each run moves
+ *   date_from by one day (-30d, -31d, …), a query never asked before; (a) asks the neighbouring day.
+ * - Recompute in the open screen. With the insight open on custom dates, the "From" date input is filled as a user
+ *   would (a new date each run, so the query is one never asked before), and (c) is the time from that action until
+ *   the chart has drawn the new answer: ECharts' own description of the drawn data (the aria-label it writes on its
+ *   element) has changed, and one animation frame has passed. Then the drawn description is checked against the
+ *   answer of (d), the query API's force_blocking run of exactly the query the page sent (read off its request), and
+ *   the page's answer must not have come from the cache.
+ *
+ * Run: `BENCH_EVENTS=10000000 BENCH_RUNS=10 npx tsx bench/web-render.ts`. WEB_DIST picks a build (default web/dist);
+ * WEB_DIST_BEFORE=<another build> measures that one too, alternating with WEB_DIST run by run in the same server
+ * (each build in its own browser context). BENCH_DATA_DIR=<dir> keeps the data directory, and a later run with the
+ * same BENCH_DATA_DIR and BENCH_EVENTS reuses its events (generating 10M takes a minute or more).
  */
+import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { startTestApp } from '../test/helpers/app.js'
+import type { BrowserContext, Page } from 'playwright-core'
+import { buildApp } from '../src/app.js'
+import { ensureDemoAccount } from '../src/bootstrap.js'
+import { loadConfig } from '../src/config.js'
+import { APP_POLICY } from '../src/http/web-app.js'
 import { launchChromium } from '../test/helpers/browser.js'
-import { root } from './lib.js'
+import { machineLine, printTable, root } from './lib.js'
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 10)
 const USERS = Math.max(1000, Math.round(EVENTS / 100))
-const webDir = process.env.WEB_DIST ?? path.join(root, 'web', 'dist')
+const builds = [
+  ...(process.env.WEB_DIST_BEFORE ? [{ name: 'before', dir: process.env.WEB_DIST_BEFORE }] : []),
+  {
+    name: process.env.WEB_DIST_BEFORE ? 'after' : 'build',
+    dir: process.env.WEB_DIST ?? path.join(root, 'web', 'dist'),
+  },
+]
 
-const t = await startTestApp({ webDir })
-const team = t.creds.project_id
-const user = `(cityHash64(number, 7) % ${USERS})`
-const ts = `(now64(6) - toIntervalSecond(cityHash64(number, 1) % 2592000))`
+// Both builds are served by one server: their content-hashed assets side by side in one folder, and each context's
+// cookie picks which build's page (index.html) a navigation gets.
+const serveDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-web-render-'))
+fs.mkdirSync(path.join(serveDir, 'assets'))
+for (const b of builds) {
+  for (const name of fs.readdirSync(path.join(b.dir, 'assets'))) {
+    fs.copyFileSync(path.join(b.dir, 'assets', name), path.join(serveDir, 'assets', name))
+  }
+}
+fs.copyFileSync(path.join(builds[builds.length - 1].dir, 'index.html'), path.join(serveDir, 'index.html'))
+const pages = new Map(builds.map((b) => [b.name, fs.readFileSync(path.join(b.dir, 'index.html'))]))
+
+const keptDir = process.env.BENCH_DATA_DIR
+if (keptDir) fs.mkdirSync(keptDir, { recursive: true })
+const dataDir = keptDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-web-render-data-'))
+const burrow = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' }), {
+  logger: false,
+  webDir: serveDir,
+})
+const { credentials } = await ensureDemoAccount(burrow)
+const creds = credentials
+const team: number = creds.project_id
+if (builds.length > 1) {
+  burrow.app.addHook('onRequest', async (req, reply) => {
+    const build = /(?:^|;\s*)bench_build=(\w+)/.exec(req.headers.cookie ?? '')?.[1]
+    const page = build ? pages.get(build) : undefined
+    if (!page || req.method !== 'GET' || !/^\/(login|project\/)/.test(req.url)) return
+    return reply
+      .header('content-security-policy', APP_POLICY)
+      .header('cache-control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .send(page)
+  })
+}
+
+const marker = path.join(dataDir, 'bench-web-render-events.json')
+const reused =
+  keptDir !== undefined && fs.existsSync(marker) && JSON.parse(fs.readFileSync(marker, 'utf8')).events === EVENTS
 let started = performance.now()
-// The event shape of bench/insights.ts (persons left out: a trends total does not read them).
-await t.burrow.events.exec(`
-  INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at)
-  SELECT generateUUIDv4(number), ${team},
-    ['$pageview', '$pageview', '$pageview', '$pageview', '$pageview', '$autocapture', '$autocapture', 'signup',
-     'purchase', '$pageleave'][(cityHash64(number, 2) % 10) + 1],
-    concat('user-', toString(${user})),
-    concat('{"$browser":"', ['Chrome', 'Firefox', 'Safari', 'Edge', 'Opera'][(cityHash64(${user}) % 5) + 1], '"}'),
-    ${ts}, now64(6)
-  FROM numbers(${EVENTS})`)
-await t.burrow.events.exec('OPTIMIZE TABLE events FINAL')
-console.log(`${EVENTS} events generated in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+if (!reused) {
+  if (keptDir !== undefined) await burrow.events.exec('TRUNCATE TABLE events')
+  const user = `(cityHash64(number, 7) % ${USERS})`
+  const ts = `(now64(6) - toIntervalSecond(cityHash64(number, 1) % 2592000))`
+  // The event shape of bench/insights.ts (persons left out: a trends total does not read them).
+  await burrow.events.exec(`
+    INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at)
+    SELECT generateUUIDv4(number), ${team},
+      ['$pageview', '$pageview', '$pageview', '$pageview', '$pageview', '$autocapture', '$autocapture', 'signup',
+       'purchase', '$pageleave'][(cityHash64(number, 2) % 10) + 1],
+      concat('user-', toString(${user})),
+      concat('{"$browser":"', ['Chrome', 'Firefox', 'Safari', 'Edge', 'Opera'][(cityHash64(${user}) % 5) + 1], '"}'),
+      ${ts}, now64(6)
+    FROM numbers(${EVENTS})`)
+  await burrow.events.exec('OPTIMIZE TABLE events FINAL')
+  if (keptDir !== undefined) fs.writeFileSync(marker, JSON.stringify({ events: EVENTS, team }))
+  console.log(`${EVENTS} events generated in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+} else {
+  console.log(`${EVENTS} events reused from ${dataDir}`)
+}
 
-const url = await t.burrow.app.listen({ port: 0, host: '127.0.0.1' })
-const trends = (days: number) => ({
+const url = await burrow.app.listen({ port: 0, host: '127.0.0.1' })
+const trends = (dateRange: Record<string, string>) => ({
   kind: 'TrendsQuery',
   series: [{ kind: 'EventsNode', event: '$pageview', name: '$pageview', math: 'total' }],
   interval: 'day',
-  dateRange: { date_from: `-${days}d` },
+  dateRange,
   breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' },
 })
+const insightUrl = (dateRange: Record<string, string>) =>
+  `/project/${team}/insights/new?q=${encodeURIComponent(JSON.stringify({ kind: 'InsightVizNode', source: trends(dateRange) }))}`
 
-const browser = await launchChromium()
-const context = await browser.newContext({ baseURL: url, viewport: { width: 1280, height: 860 } })
-const page = await context.newPage()
-await page.goto('/login')
-await page.getByLabel('Email').fill(t.creds.email)
-await page.getByLabel(/^Password/).fill(t.creds.password)
-await page.getByRole('button', { name: 'Log in' }).click()
-await page.waitForURL(/\/project\/\d+\//)
+interface SeriesAnswer {
+  label: string
+  labels: string[]
+  data: number[]
+}
 
-async function api(days: number): Promise<number> {
+async function api(query: unknown): Promise<{ ms: number; results: SeriesAnswer[] }> {
   started = performance.now()
   const res = await fetch(`${url}/api/projects/${team}/query/`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${t.creds.personal_api_key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query: trends(days), refresh: 'force_blocking' }),
+    headers: { authorization: `Bearer ${creds.personal_api_key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query, refresh: 'force_blocking' }),
   })
-  await res.text()
-  if (!res.ok) throw new Error(`query answered ${res.status}`)
+  const text = await res.text()
+  if (!res.ok) throw new Error(`query answered ${res.status}: ${text}`)
+  return { ms: performance.now() - started, results: JSON.parse(text).results }
+}
+
+// Run in the page (this file is compiled without the DOM's types).
+type Doc = { document: { querySelector(selector: string): { getAttribute(name: string): string | null } | null } }
+const CHART = '[data-testid="insight-chart"] canvas'
+const chartDrawn = (selector: string) => (globalThis as unknown as Doc).document.querySelector(selector) !== null
+/** ECharts' description of what it drew (its aria component), on the element it draws in. */
+const DRAWN = '[data-testid="insight-chart"] > div'
+const drawnChanged = ([selector, before]: [string, string | null]) => {
+  const now = (globalThis as unknown as Doc).document.querySelector(selector)?.getAttribute('aria-label') ?? null
+  return now !== null && now !== before ? now : false
+}
+const drawnNow = (selector: string) =>
+  (globalThis as unknown as Doc).document.querySelector(selector)?.getAttribute('aria-label') ?? null
+const nextFrame = 'new Promise((resolve) => requestAnimationFrame(resolve))'
+
+async function render(page: Page, days: number): Promise<number> {
+  started = performance.now()
+  await page.goto(insightUrl({ date_from: `-${days}d` }))
+  // Checked at every animation frame (a locator's wait polls at up to 500 ms apart and would add its own delay).
+  await page.waitForFunction(chartDrawn, CHART, { polling: 'raf', timeout: 600_000 })
+  await page.evaluate(nextFrame)
   return performance.now() - started
 }
 
-/** Runs in the page (this file is compiled without the DOM's types). */
-const chartDrawn = () =>
-  (globalThis as unknown as { document: { querySelector(selector: string): unknown } }).document.querySelector(
-    '[data-testid="insight-chart"] canvas',
-  ) !== null
+const isoDay = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10)
 
-async function render(days: number): Promise<number> {
-  const q = encodeURIComponent(JSON.stringify({ kind: 'InsightVizNode', source: trends(days) }))
+/** Opens the insight on custom dates, ready for the "From" input to be changed. */
+async function openForRecompute(page: Page, daysAgo: number) {
+  await page.goto(insightUrl({ date_from: isoDay(daysAgo), date_to: isoDay(0) }))
+  await page.waitForFunction(chartDrawn, CHART, { polling: 'raf', timeout: 600_000 })
+  await page.getByLabel('From').waitFor()
+}
+
+/** (c) and (d) of one run: the "From" date set to `daysAgo`, as a user would type it. */
+async function recompute(page: Page, daysAgo: number): Promise<{ page: number; api: number }> {
+  const from = page.getByLabel('From', { exact: true })
+  const before = await page.evaluate(drawnNow, DRAWN)
+  const request = page.waitForRequest((r) => r.url().endsWith(`/api/projects/${team}/query/`) && r.method() === 'POST')
+  const response = page.waitForResponse((r) => r.url().endsWith(`/api/projects/${team}/query/`))
   started = performance.now()
-  await page.goto(`/project/${team}/insights/new?q=${q}`)
-  // Checked at every animation frame (a locator's wait polls at up to 500 ms apart and would add its own delay).
-  await page.waitForFunction(chartDrawn, null, {
+  await from.fill(isoDay(daysAgo))
+  const changed = await page.waitForFunction(drawnChanged, [DRAWN, before] as [string, string | null], {
     polling: 'raf',
     timeout: 600_000,
   })
-  await page.evaluate('new Promise((resolve) => requestAnimationFrame(resolve))')
-  return performance.now() - started
+  await page.evaluate(nextFrame)
+  const ms = performance.now() - started
+  const drawn = String(await changed.jsonValue())
+  const answer = await (await response).json()
+  if (answer.is_cached) throw new Error('the page read its answer from the cache')
+  const sent = JSON.parse((await request).postData() ?? '{}').query
+  if (sent?.dateRange?.date_from !== isoDay(daysAgo)) throw new Error(`the page sent ${JSON.stringify(sent)}`)
+  const d = await api(sent)
+  // The drawn description names every series and its first ten points (date and count) as the answer has them.
+  const expected = d.results.flatMap((series) => [
+    `representing ${series.label}.`,
+    ...series.labels.slice(0, 10).map((label, j) => `the data for ${label} is ${j}, ${series.data[j]}`),
+  ])
+  const missing = expected.filter((phrase) => !drawn.includes(phrase))
+  if (missing.length > 0) throw new Error(`the chart does not show the new answer (${missing[0]}): ${drawn}`)
+  return { page: ms, api: d.ms }
 }
 
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-await api(29) // warm-up
-await render(28)
-const a: number[] = []
-const b: number[] = []
-for (let i = 0; i < RUNS; i++) {
-  a.push(await api(30 + 2 * i))
-  b.push(await render(31 + 2 * i))
+const browser = await launchChromium()
+async function loggedIn(build: { name: string; dir: string }): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ baseURL: url, viewport: { width: 1280, height: 860 } })
+  await context.addCookies([{ name: 'bench_build', value: build.name, url }])
+  const page = await context.newPage()
+  await page.goto('/login')
+  await page.getByLabel('Email').fill(creds.email)
+  await page.getByLabel(/^Password/).fill(creds.password)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.waitForURL(/\/project\/\d+\//)
+  // this context is served the build it is named after
+  const entry = (html: string) => /<script type="module"[^>]*src="([^"]+)"/.exec(html)?.[1]
+  if (entry(await page.content()) !== entry(fs.readFileSync(path.join(build.dir, 'index.html'), 'utf8'))) {
+    throw new Error(`the ${build.name} context was not served ${build.dir}`)
+  }
+  return { context, page }
 }
-console.log(`query API (a): p50 ${p50(a).toFixed(0)} ms  [${a.map((x) => x.toFixed(0)).join(', ')}]`)
-console.log(`page render (b): p50 ${p50(b).toFixed(0)} ms  [${b.map((x) => x.toFixed(0)).join(', ')}]`)
-console.log(`ratio (b)/(a): ${(p50(b) / p50(a)).toFixed(2)} (goal ≤ 1.3)`)
-console.log(
-  `load average: ${os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ')}`,
-)
+
+const p50 = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]
+const runs = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ')
+let day = 30
+// "From" dates for the recompute runs, each used once: within the events' 30 days first (the drawn description's
+// first points then carry counts), older ones after.
+let from = 29
+const nextFrom = () => (from >= 8 ? from-- : 30 + day++)
+const results = []
+for (const b of builds) {
+  const { page } = await loggedIn(b)
+  const recomputePage = (await loggedIn(b)).page
+  await api(trends({ date_from: `-${day++}d` })) // warm-up
+  await render(page, day++)
+  await openForRecompute(recomputePage, 400 + day++)
+  await recompute(recomputePage, nextFrom())
+  results.push({
+    ...b,
+    page,
+    recomputePage,
+    a: [] as number[],
+    b: [] as number[],
+    c: [] as number[],
+    d: [] as number[],
+  })
+}
+for (let i = 0; i < RUNS; i++) {
+  for (const r of results) {
+    r.a.push((await api(trends({ date_from: `-${day++}d` }))).ms)
+    r.b.push(await render(r.page, day++))
+  }
+  for (const r of results) {
+    const run = await recompute(r.recomputePage, nextFrom())
+    r.c.push(run.page)
+    r.d.push(run.api)
+  }
+}
+for (const r of results) {
+  printTable(`Trends render, ${r.name} (${r.dir}), ${(EVENTS / 1e6).toFixed(1)}M events, p50 of ${RUNS} runs`, [
+    ['(a) query API, force_blocking (ms)', `${p50(r.a).toFixed(0)}  [${runs(r.a)}]`],
+    ['(b) full navigation until the chart has drawn (ms)', `${p50(r.b).toFixed(0)}  [${runs(r.b)}]`],
+    ['(b)/(a) (goal ≤ 1.3)', (p50(r.b) / p50(r.a)).toFixed(2)],
+    ['(d) query API, the query the page sent (ms)', `${p50(r.d).toFixed(0)}  [${runs(r.d)}]`],
+    ['(c) "From" changed until the chart has redrawn (ms)', `${p50(r.c).toFixed(0)}  [${runs(r.c)}]`],
+    ['(c)/(d) (goal ≤ 1.3)', (p50(r.c) / p50(r.d)).toFixed(2)],
+    machineLine(),
+  ])
+}
 await browser.close()
-await t.close()
+await burrow.close()
+fs.rmSync(serveDir, { recursive: true, force: true })
+if (!keptDir) fs.rmSync(dataDir, { recursive: true, force: true })
