@@ -310,7 +310,7 @@ export function createIngestService(deps: {
 }
 
 /** An event's row for the event store (its properties serialised once, here). */
-function eventRow(
+export function eventRow(
   ev: NormalizedEvent,
   teamId: number,
   personId: string,
