@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import type { Kysely, Transaction } from 'kysely'
 import type { PersonRow, PersonStore } from '../persons/store.js'
 import type { MetaDatabase } from '../storage/meta/schema.js'
-import { cleanText, isEventToPersonProperty, type NormalizedEvent, setProperty, uuidV7 } from './normalize.js'
+import { cleanText, isEventToPersonProperty, type NormalizedEvent, uuidV7 } from './normalize.js'
 
 type Props = Record<string, unknown>
 
@@ -794,10 +794,20 @@ function changesProperties(current: Props, ev: NormalizedEvent): boolean {
   return false
 }
 
+/**
+ * The person's properties after the event. Built with spreads, which keep the result's properties fast: stores of
+ * computed keys into a copy turned it into a dictionary past a dozen keys (larger in the person cache, slower to
+ * read). A `__proto__` key stays an ordinary property, as JSON.parse keeps it.
+ */
 function applyChanges(current: Props, ev: NormalizedEvent): Props {
-  const next: Props = { ...current }
-  for (const [k, v] of Object.entries(ev.setOnceProps)) if (!Object.hasOwn(next, k)) setProperty(next, k, v)
-  for (const [k, v] of Object.entries(ev.setProps)) setProperty(next, k, v)
+  let setOnce = ev.setOnceProps
+  for (const k in setOnce) {
+    if (Object.hasOwn(current, k)) {
+      setOnce = Object.fromEntries(Object.entries(setOnce).filter(([key]) => !Object.hasOwn(current, key)))
+      break
+    }
+  }
+  const next: Props = { ...current, ...setOnce, ...ev.setProps }
   for (const k of ev.unsetProps) delete next[k]
   return next
 }
