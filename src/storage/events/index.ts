@@ -1,5 +1,7 @@
+import { chdbConnectionArgs } from './chdb-args.js'
 import { clickHouseDatabase, createClickHouseEventStore } from './clickhouse.js'
 import { claimEngineDir } from './engine-dir.js'
+import { startEngineOnWorker } from './engine-thread.js'
 import { type LazyEventStore, lazyEventStore } from './lazy.js'
 import { CLUSTER_NAME, migrateEventStore } from './schema.js'
 
@@ -43,13 +45,23 @@ export function openEventStore(url: string, options: EventStoreOptions = {}): La
     return lazyEventStore(
       'chdb',
       async () => {
-        const { createChdbEventStore } = await import('./chdb.js')
-        return migrated(
-          createChdbEventStore(url.slice('chdb:'.length), 3, {
-            engineThreadNice: options.engineThreadNice ?? 0,
-            engine: options.engine,
-          }),
-        )
+        const dir = url.slice('chdb:'.length)
+        // The engine's library and server start on a worker thread first (engine-thread.ts): the event loop
+        // goes on meanwhile, and chdb.js then loads a library already in place.
+        const onWorker = await startEngineOnWorker(dir, chdbConnectionArgs(options.engine ?? {}))
+        try {
+          const { createChdbEventStore } = await import('./chdb.js')
+          return migrated(
+            createChdbEventStore(dir, 3, {
+              engineThreadNice: options.engineThreadNice ?? 0,
+              engine: options.engine,
+              afterClose: onWorker.release,
+            }),
+          )
+        } catch (error) {
+          await onWorker.release()
+          throw error
+        }
       },
       { onOpenError: options.onOpenError },
     )

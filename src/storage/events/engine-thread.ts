@@ -1,0 +1,80 @@
+/**
+ * The embedded engine started on a worker thread. Starting it takes two slow steps on whichever thread does them:
+ * the dynamic linker loads and relocates the engine's library (~560 MB), and the first session starts the
+ * engine's server inside the process. Together ~100 ms on an idle machine and several hundred under load; on the
+ * event loop, at the first capture or query of a process, they stalled every request in flight. A worker thread
+ * does both; the main thread then finds the library loaded and its sessions attach to the running server
+ * (under a millisecond each).
+ *
+ * The worker keeps its session open until released: the engine's server lives while one session does, and the
+ * event store's own sessions are opened on the main thread after it is ready. A worker that cannot start (no
+ * worker threads, an addon that refuses them) is not an error: the main thread then starts the engine as before,
+ * and reports the engine's own errors if it fails too.
+ */
+import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
+
+export interface EngineOnWorker {
+  /** Whether the worker started the engine (false: the main thread will). */
+  readonly started: boolean
+  /** Closes the worker's session and lets the worker end; call after the main thread's sessions have closed. */
+  release(): Promise<void>
+}
+
+// CommonJS run by the worker (eval): start the engine with the same arguments as every session, report, then
+// hold the session until told to close it.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+let session
+try {
+  const { Session } = require(workerData.chdb)
+  session = new Session(workerData.dir, { connectionArgs: workerData.connectionArgs })
+  parentPort.postMessage({ ready: true })
+} catch (error) {
+  parentPort.postMessage({ error: String((error && error.message) || error) })
+}
+parentPort.once('message', () => {
+  try {
+    if (session) session.close()
+  } finally {
+    parentPort.postMessage({ closed: true })
+    parentPort.close()
+  }
+})
+`
+
+const notStarted: EngineOnWorker = { started: false, release: async () => {} }
+
+export async function startEngineOnWorker(dir: string, connectionArgs: string[]): Promise<EngineOnWorker> {
+  let worker: Worker
+  try {
+    const chdb = createRequire(import.meta.url).resolve('chdb')
+    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { chdb, dir, connectionArgs } })
+  } catch {
+    return notStarted
+  }
+  // Never what keeps the process alive: a process that exits without closing its event store ends the engine
+  // as a killed one would (its parts are on disk as each insert wrote them).
+  worker.unref()
+  const outcome = await new Promise<{ ready?: true; error?: string }>((resolve) => {
+    worker.once('message', resolve)
+    worker.once('error', (error) => resolve({ error: error.message }))
+    worker.once('exit', () => resolve({ error: 'the engine worker ended before the engine started' }))
+  })
+  if (!outcome.ready) {
+    await worker.terminate().catch(() => undefined)
+    return notStarted
+  }
+  const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+  let released: Promise<void> | undefined
+  return {
+    started: true,
+    release() {
+      released ??= (async () => {
+        worker.postMessage('close')
+        await ended
+      })()
+      return released
+    },
+  }
+}

@@ -1,0 +1,57 @@
+// The embedded engine starts on a worker thread (src/storage/events/engine-thread.ts): the library is loaded and
+// the engine's server started there, not on the event loop; the event store's sessions then attach to it and work
+// as before, and closing the store ends the worker. (How long the event loop stalls is in docs/benchmarks.md:
+// timing it here would only measure the machine's load.)
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, expect, it } from 'vitest'
+import { chdbConnectionArgs } from '../../src/storage/events/chdb-args.js'
+import { startEngineOnWorker } from '../../src/storage/events/engine-thread.js'
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-engine-thread-'))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+const libraryMapped = () => fs.readFileSync('/proc/self/maps', 'utf8').includes('/libchdb.so')
+const threads = () => fs.readdirSync('/proc/self/task').length
+
+it.skipIf(process.platform !== 'linux')(
+  'starts the engine on a worker; the main thread then opens its sessions on it, and closing ends the worker',
+  async () => {
+    const require = createRequire(import.meta.url)
+    const chdbEntry = require.resolve('chdb')
+    // This file's process has not loaded the engine yet (vitest runs each file in its own process).
+    expect(libraryMapped()).toBe(false)
+    const onWorker = await startEngineOnWorker(dir, chdbConnectionArgs({}))
+    expect(onWorker.started).toBe(true)
+    // The library is in the process, loaded by the worker: this thread has not required chdb.
+    expect(libraryMapped()).toBe(true)
+    expect(require.cache[chdbEntry]).toBeUndefined()
+
+    const { createChdbEventStore } = await import('../../src/storage/events/chdb.js')
+    const store = createChdbEventStore(dir, 1, { afterClose: onWorker.release })
+    await store.query('CREATE TABLE t (n UInt32) ENGINE = MergeTree ORDER BY n')
+    await store.query('INSERT INTO t SELECT number FROM numbers(10)')
+    // 0 + 1 + … + 9
+    expect((await store.query<[number]>('SELECT sum(n) FROM t')).rows).toEqual([[45]])
+    const withWorker = threads()
+    await store.close()
+    // The worker's thread is gone once the store has closed (and the engine's with the last session).
+    expect(threads()).toBeLessThan(withWorker)
+    // Reopened on the main thread alone, the data written through the worker-started engine is there.
+    const again = createChdbEventStore(dir, 1)
+    expect((await again.query<[number]>('SELECT count(), sum(n) FROM t')).rows).toEqual([[10, 45]])
+    await again.close()
+  },
+  120_000,
+)
+
+it('is not an error when the worker cannot start the engine: the main thread then reports the engine itself', async () => {
+  // A data directory that is a file: the engine cannot start there, on the worker or anywhere.
+  const file = path.join(dir, 'not-a-directory')
+  fs.writeFileSync(file, 'x')
+  const onWorker = await startEngineOnWorker(file, chdbConnectionArgs({}))
+  expect(onWorker.started).toBe(false)
+  await onWorker.release()
+})
