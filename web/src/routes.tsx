@@ -1,14 +1,33 @@
-import { lazy, Suspense } from 'react'
-import { createBrowserRouter, Navigate, Outlet, useLocation } from 'react-router'
+import { type ComponentType, createElement, lazy, Suspense } from 'react'
+import { createBrowserRouter, matchPath, Navigate, Outlet, useLocation } from 'react-router'
 import { Shell } from './components/Shell'
 import { ErrorState, Loading } from './components/States'
 import { SCREENS } from './screens'
 import { useMe } from './session'
 
-const Login = lazy(() => import('./screens/auth/Login'))
-const Signup = lazy(() => import('./screens/auth/Signup'))
-const Reset = lazy(() => import('./screens/auth/Reset'))
-const NotFound = lazy(() => import('./screens/NotFound'))
+/**
+ * A screen whose code is loaded on first visit, and at once when the app starts on its address. React.lazy
+ * suspends on a first render even when the module has already arrived (its promise settles a tick later), and
+ * React holds the content of a Suspense boundary back until 300 ms after its fallback was shown: on a direct link
+ * that delay came after the screen's code and, for an insight, its result had arrived. A screen whose module is
+ * here renders without suspending.
+ */
+function screen(load: () => Promise<{ default: ComponentType }>, ...paths: string[]): ComponentType {
+  let loaded: ComponentType | undefined
+  const keep = () =>
+    load().then((module) => {
+      loaded = module.default
+      return module
+    })
+  const Lazy = lazy(keep)
+  if (paths.some((path) => matchPath(path, window.location.pathname))) void keep().catch(() => undefined)
+  return () => (loaded ? createElement(loaded) : <Lazy />)
+}
+
+const Login = screen(() => import('./screens/auth/Login'), '/login')
+const Signup = screen(() => import('./screens/auth/Signup'), '/signup', '/signup/:inviteId')
+const Reset = screen(() => import('./screens/auth/Reset'), '/reset', '/reset/:uuid/:token')
+const NotFound = screen(() => import('./screens/NotFound'))
 
 function Page({ children }: { children: React.ReactNode }) {
   return <Suspense fallback={<Loading />}>{children}</Suspense>
@@ -86,10 +105,10 @@ export const router = createBrowserRouter([
         element: <Shell />,
         children: [
           { index: true, element: <Navigate to={SCREENS[0].path} replace /> },
-          ...SCREENS.map((screen) => {
-            const Screen = lazy(screen.load)
+          ...SCREENS.map((entry) => {
+            const Screen = screen(entry.load, `/project/:projectId/${entry.path}`)
             return {
-              path: screen.path,
+              path: entry.path,
               element: (
                 <Page>
                   <Screen />
