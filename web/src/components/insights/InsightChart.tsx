@@ -95,7 +95,7 @@ export function InsightChart({ query, result, height = 320, onPointClick }: Insi
         <SeriesChart
           kind={source.kind}
           display={source.kind === 'TrendsQuery' ? (source.trendsFilter?.display ?? 'ActionsLineGraph') : undefined}
-          series={(Array.isArray(results) ? results : []).filter((r) => Array.isArray(r?.data)) as SeriesResult[]}
+          results={results}
           height={height}
           onPointClick={onPointClick}
         />
@@ -108,16 +108,22 @@ export function InsightChart({ query, result, height = 320, onPointClick }: Insi
 function SeriesChart({
   kind,
   display,
-  series,
+  results,
   height,
   onPointClick,
 }: {
   kind: string
   display?: string
-  series: SeriesResult[]
+  results: unknown
   height: number
   onPointClick?: (point: InsightPoint) => void
 }) {
+  // One option per answer: a parent's re-render with the same answer (an edit of the query while its result is on
+  // its way, a keystroke in the name) does not draw the chart again.
+  const series = useMemo(
+    () => (Array.isArray(results) ? results : []).filter((r) => Array.isArray(r?.data)) as SeriesResult[],
+    [results],
+  )
   const several = new Set(series.map((s) => s.action?.order ?? s.label)).size > 1
   const total = kind === 'TrendsQuery' && TOTAL_VALUE_DISPLAYS.includes(display ?? '')
   const option = useMemo(() => {

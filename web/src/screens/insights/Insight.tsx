@@ -21,7 +21,7 @@ import {
   Title,
 } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useEffect, useMemo, useState } from 'react'
+import { memo, startTransition, useDeferredValue, useEffect, useMemo, useState } from 'react'
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router'
 import { api, get, type Page, type QueryResponse, qs, runQueryOrTakeEarly } from '../../api'
 import { loadECharts } from '../../components/charts/Chart'
@@ -169,22 +169,36 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
   const [params, setParams] = useSearchParams()
   const navigate = useNavigate()
   const client = useQueryClient()
-  const fromUrl = parseQ(params.get('q'))
-  const savedSource = insight ? sourceOf(insight.query) : null
-  const source: InsightNode =
-    fromUrl ??
-    (savedSource && isKind(savedSource.kind) ? savedSource : null) ??
-    defaultSource(isKind(params.get('kind')) ? (params.get('kind') as InsightKind) : 'TrendsQuery')
+  const q = params.get('q')
+  const kindParam = params.get('kind')
+  // Read once per address: the same query object across renders keeps the chart from being drawn again.
+  const fromUrl = useMemo(() => parseQ(q), [q])
+  const savedSource = useMemo(() => (insight ? sourceOf(insight.query) : null), [insight])
+  const source: InsightNode = useMemo(
+    () =>
+      fromUrl ??
+      (savedSource && isKind(savedSource.kind) ? savedSource : null) ??
+      defaultSource(isKind(kindParam) ? kindParam : 'TrendsQuery'),
+    [fromUrl, savedSource, kindParam],
+  )
   const dirty = insight !== null && fromUrl !== null && JSON.stringify(fromUrl) !== JSON.stringify(savedSource)
   const [name, setName] = useState(insight?.name ?? '')
   const [tags, setTags] = useState<string[]>(insight?.tags ?? [])
   const [favorited, setFavorited] = useState(insight?.favorited ?? false)
   const [point, setPoint] = useState<InsightPoint | null>(null)
+  // The editor's controls are the heaviest render of the app. They are mounted in a transition, which React
+  // interrupts when the result arrives: a link's chart is drawn without waiting for them, and they follow.
+  const [withControls, setWithControls] = useState(false)
+  useEffect(() => startTransition(() => setWithControls(true)), [])
 
   const setSource = (next: InsightNode) => {
     const p = new URLSearchParams(params)
+    const nextQ = JSON.stringify(vizNode(next))
     p.delete('kind')
-    p.set('q', JSON.stringify(vizNode(next)))
+    p.set('q', nextQ)
+    // The new result is asked for now, in the click's own task, rather than once the editor has drawn the change.
+    const nextSource = parseQ(nextQ)
+    if (nextSource) void client.prefetchQuery(resultQuery(projectId, runnable(nextSource)))
     setParams(p, { replace: true })
   }
   const patch = (changes: Partial<InsightNode>) => setSource({ ...source, ...changes })
@@ -202,6 +216,8 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
       (previousQuery?.queryKey[2] as InsightNode | undefined)?.kind === body.kind ? previous : undefined,
   })
   const results = result.data?.results
+  // The table of the numbers follows the chart: a new answer is drawn first, its table in a later render.
+  const table = useDeferredValue(useMemo(() => ({ source, results }), [source, results]))
 
   const save = useMutation({
     mutationFn: async () => {
@@ -277,23 +293,25 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
       </Group>
       {save.error ? <ErrorState error={save.error} /> : null}
       {favourite.error ? <ErrorState error={favourite.error} /> : null}
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          save.mutate()
-        }}
-      >
-        <Group align="flex-end" gap="sm">
-          <TextInput
-            label="Name"
-            placeholder={derived}
-            value={name}
-            onChange={(e) => setName(e.currentTarget.value)}
-            w={360}
-          />
-          <TagsInput label="Tags" placeholder="Add a tag" value={tags} onChange={setTags} w={320} clearable />
-        </Group>
-      </form>
+      {withControls ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            save.mutate()
+          }}
+        >
+          <Group align="flex-end" gap="sm">
+            <TextInput
+              label="Name"
+              placeholder={derived}
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              w={360}
+            />
+            <TagsInput label="Tags" placeholder="Add a tag" value={tags} onChange={setTags} w={320} clearable />
+          </Group>
+        </form>
+      ) : null}
       <Tabs value={kind} onChange={(v) => isKind(v) && setSource(switchKind(source, v))} keepMounted={false}>
         <Tabs.List aria-label="Insight type">
           {INSIGHT_KINDS.map((k) => (
@@ -304,7 +322,11 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
         </Tabs.List>
       </Tabs>
       <Card withBorder padding="md" data-testid="insight-editor">
-        <QueryEditor projectId={projectId} source={source} patch={patch} />
+        {withControls ? (
+          <QueryEditor projectId={projectId} source={source} patch={patch} />
+        ) : (
+          <Loading label="Loading the editor…" />
+        )}
       </Card>
       <Card withBorder padding="md">
         <Group justify="space-between" mb="xs">
@@ -325,7 +347,7 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
           <Stack gap="md" data-testid="insight-result">
             <InsightChart query={source} result={results} onPointClick={setPoint} />
             {kind === 'TrendsQuery' || kind === 'StickinessQuery' || kind === 'LifecycleQuery' ? (
-              <SeriesTable query={source} result={results} onPointClick={setPoint} />
+              <DeferredSeriesTable query={table.source} result={table.results} onPointClick={setPoint} />
             ) : null}
             {kind === 'FunnelsQuery' ? <FunnelTable results={results} onPointClick={setPoint} /> : null}
           </Stack>
@@ -340,6 +362,8 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
     </Stack>
   )
 }
+
+const DeferredSeriesTable = memo(SeriesTable)
 
 /** A name for an unnamed insight, as PostHog derives one ("Pageview count", "$pageview → signup"…). */
 export function describe(source: InsightNode): string {
