@@ -410,3 +410,122 @@ export function mixedExpr(evs: string): string {
 export function truncatedExpr(evs: string, steps: number): string {
   return `arrayMap(y -> (y.1, bitAnd(y.2, ${2 ** steps - 1}), bitAnd(y.3, ${2 ** (steps - 1) - 1}), y.4, y.5, y.6), ${evs})`
 }
+
+/**
+ * Whether an ordered funnel can take the coded walk (`codedPathColumns`): no strict order, exclusions or optional
+ * steps, every event may start an attempt and counts for the one (empty) breakdown value, and the range's
+ * microseconds fit beside the step mask in a UInt64.
+ */
+export function isCodable(f: EngineFunnel, spanMicros: number): boolean {
+  return (
+    !f.strict &&
+    f.exclusionKs.length === 0 &&
+    ![...f.optional].some((o) => o <= f.steps) &&
+    f.attribution === 'first_touch' &&
+    spanMicros < 2 ** (63 - f.steps)
+  )
+}
+
+/**
+ * An event as one UInt64 for the coded walk: microseconds since `from` above the step mask (`steps` bits), so
+ * that sorting an actor's codes sorts their events by time, then steps, as the tuples do, with the engine's
+ * sort of plain numbers instead of tuples (the largest part of building the arrays).
+ */
+export function eventCodeExpr(from: string, stepMask: string, steps: number): string {
+  return `bitOr(bitShiftLeft(_toUInt64(dateDiff('microsecond', ${from}, timestamp)), ${steps}), ${stepMask})`
+}
+
+/**
+ * The walk of `levelsColumns` over an actor's sorted event codes (`eventCodeExpr`), for funnels `isCodable`
+ * allows; times in microseconds since the range's start. Level s after each event is the start of the attempt
+ * that completed s steps: an event of step s takes level s when the attempt below started within the window
+ * before it (`c`), and level s then holds that start until the next such event (starts only grow, and an
+ * attempt is replaced only by one that started later, so the fill of the starts below at the taking events is
+ * the level). The furthest path is the first event that took the highest level reached; its start P, and each
+ * earlier step's time is that of the first event that took its level with start P (the attempt was made there
+ * and carried up unchanged). No tuples, no step times carried along each level: fewer, cheaper passes than
+ * `levelsColumns`. Actors with events at one instant that match different steps, one of them several steps
+ * (`mixed`), take the fold.
+ */
+export function codedPathColumns(
+  f: EngineFunnel,
+  codes: string,
+  prefix = 'walk_',
+): { layers: string[][]; path: string } {
+  const n = f.steps
+  const W = lit(f.window)
+  const M = 2 ** n - 1
+  const layers: string[][] = [[]]
+  const col = (name: string, expr: string) => {
+    layers[layers.length - 1].push(`${expr} AS ${prefix}${name}`)
+    return `${prefix}${name}`
+  }
+  // the fold is needed only at an instant whose events match different steps, one of them several: the walker
+  // then splits each event into one per step and uses an event once on a path; with one step per event its
+  // split is the events themselves, in step order, as sorted here
+  const several = (c: string) => `notEquals(bitAnd(bitAnd(${c}, ${M}), minus(bitAnd(${c}, ${M}), 1)), 0)`
+  const mixed = col(
+    'mixed',
+    `arrayExists((a, b) -> and(equals(bitShiftRight(a, ${n}), bitShiftRight(b, ${n})), notEquals(a, b), ` +
+      `or(${several('a')}, ${several('b')})), arrayPopFront(${codes}), arrayPopBack(${codes}))`,
+  )
+  const masks = col('m0', `arrayMap(c -> bitAnd(c, ${M}), ${codes})`)
+  layers.push([])
+  // the events that may change a level (as `compactedExpr`): the last of a run of step-1-only events, the first of
+  // a run of events of one later step only
+  const next = `arrayResize(arrayPopFront(${masks}), length(${masks}), _toUInt64(0))`
+  const prev = `arrayResize(arrayPushFront(${masks}, _toUInt64(0)), length(${masks}))`
+  const kept = col(
+    'kept',
+    `arrayFilter((c, m, a, b) -> and(notEquals(m, 0), not(and(equals(m, 1), equals(a, 1))), ` +
+      `not(and(greater(m, 1), equals(bitAnd(m, minus(m, 1)), 0), equals(b, m)))), ${codes}, ${masks}, ${next}, ${prev})`,
+  )
+  layers.push([])
+  const ts = col('ts', `arrayMap(c -> multiply(bitShiftRight(c, ${n}), 1.0), ${kept})`)
+  const m = col('m', `arrayMap(c -> bitAnd(c, ${M}), ${kept})`)
+  layers.push([])
+  /** values where flags hold, carried forward; −1 before the first */
+  const keep = (values: string, flags: string) =>
+    `arrayFill(v -> greaterOrEquals(v, 0), arrayMap((v, c) -> if(c, v, -1.0), ${values}, ${flags}))`
+  const took: string[] = []
+  const below: string[] = []
+  took[1] = col('c1', `arrayMap(x -> notEquals(bitAnd(x, 1), 0), ${m})`)
+  let start = col(
+    's1',
+    `arrayFill(v -> greaterOrEquals(v, 0), arrayMap((t, x) -> if(notEquals(bitAnd(x, 1), 0), t, -1.0), ${ts}, ${m}))`,
+  )
+  for (let s = 2; s <= n; s++) {
+    layers.push([])
+    below[s] = col(`b${s}`, `arrayPushFront(arrayPopBack(${start}), -1.0)`)
+    layers.push([])
+    took[s] = col(
+      `c${s}`,
+      `arrayMap((t, x, p) -> and(notEquals(bitAnd(x, ${bit(s)}), 0), greaterOrEquals(p, 0), lessOrEquals(minus(t, p), ${W})), ` +
+        `${ts}, ${m}, ${below[s]})`,
+    )
+    if (s < n) start = col(`s${s}`, keep(below[s], took[s]))
+  }
+  layers.push([])
+  const firstAt = Array.from({ length: n + 1 }, (_, s) =>
+    s === 0 ? '' : col(`f${s}`, `arrayFirstIndex(v -> v, ${took[s]})`),
+  )
+  const flags = []
+  for (let s = n; s >= 1; s--) flags.push(`greater(${firstAt[s]}, 0)`)
+  const top = col('top', `indexOf([${flags.join(', ')}, 1], 1)`)
+  layers.push([])
+  const reached = col('reached', `_toInt64(minus(${n + 1}, ${top}))`)
+  const starts = []
+  for (let s = n; s >= 2; s--) starts.push(`${below[s]}[${firstAt[s]}]`)
+  const P = col('P', `[${starts.join(', ')}, ${ts}[${firstAt[1]}], -1.0][${top}]`)
+  const times = [P]
+  for (let k = 2; k <= n; k++) {
+    // the first event that took level k with the path's start (the last level's: the first that took it at all)
+    const at = `arrayFirstIndex((c, p) -> and(c, equals(p, ${P})), ${took[k]}, ${below[k]})`
+    times.push(`if(greaterOrEquals(${reached}, ${k}), ${ts}[${k === n ? firstAt[n] : at}], -1.0)`)
+  }
+  const walked = `(${reached}, _toInt64(0), [${times.join(', ')}], _toUInt64(minus(bitShiftLeft(_toUInt64(1), ${reached}), 1)))`
+  // the mixed actors' events as the fold reads them (tuples), made for their rows only (see `pathExpr`)
+  const tuples = `arrayMap(c -> tuple(multiply(bitShiftRight(c, ${n}), 1.0), bitAnd(c, ${M}), _toUInt64(0)), C)`
+  const fold = `arrayMap(C -> arrayMap(E -> ${foldExpr(f, expandedExpr(f, 'E', "''", '1').grouped)}, [${tuples}])[1], arrayFilter(C -> ${mixed}, [${codes}]))[1]`
+  return { layers, path: `[${fold}, ${walked}][if(${mixed}, 1, 2)]` }
+}

@@ -26,7 +26,10 @@ import {
 } from '../insights/date-range.js'
 import {
   breakdownValuesExpr,
+  codedPathColumns,
   type EngineFunnel,
+  eventCodeExpr,
+  isCodable,
   mixedExpr,
   pathExpr,
   truncatedExpr,
@@ -553,12 +556,31 @@ function engineFunnel(plan: Plan, steps: number): EngineFunnel {
 /**
  * One row per actor path (breakdown value `bv`, and entrance period `period` for trends) with the furthest path
  * `p` = (reached, excluded, times, mask, start), actors with no path left out: the subquery the engine paths
- * aggregate over.
+ * aggregate over. Its times count `perSecond` to the second.
  */
-function enginePaths(plan: Plan, range: ResolvedRange, trends: boolean): string {
+function enginePaths(plan: Plan, range: ResolvedRange, trends: boolean): { sql: string; perSecond: number } {
   const { from, where, stepMask, exclusionMask, bd, hasBd } = eventColumns(plan, range)
   const count = trends ? plan.toStep + 1 : plan.series.length
   const f = engineFunnel(plan, count)
+  /** the walk's intermediate arrays as columns of their own, a subquery per level: each computed once */
+  const layered = (first: string, carried: string[], layers: string[][]) => {
+    let walked = first
+    for (const layer of layers) {
+      walked = `SELECT ${carried.join(', ')}, ${layer.join(', ')} FROM (${walked})`
+      carried.push(...layer.map((c) => c.slice(c.lastIndexOf(' AS ') + 4)))
+    }
+    return walked
+  }
+  const spanMicros = (range.to.getTime() - range.from.getTime() + 1) * 1000
+  if (!trends && plan.dims.length === 0 && isCodable(f, spanMicros)) {
+    // each event one number (microseconds since the range's start, then its steps): sorted as numbers, walked
+    // without tuples
+    const code = eventCodeExpr(rangeBoundsHogQL(range).from, stepMask, count)
+    const actors = `SELECT ${plan.actor} AS actor, arraySort(groupArray(${code})) AS codes FROM ${from} WHERE ${where} GROUP BY actor`
+    const { layers, path } = codedPathColumns({ ...f, window: f.window * 1_000_000 }, 'codes')
+    const walked = layered(`SELECT '' AS bv, codes FROM (${actors})`, ['bv', 'codes'], layers)
+    return { sql: `SELECT bv, ${path} AS p FROM (${walked})`, perSecond: 1_000_000 }
+  }
   const bucket = trends ? bucketKeyHogQL(range.interval, range.weekStartDay) : "''"
   // each event: (ts, step mask, exclusion mask, breakdown, has breakdown, bucket), the last three only when used
   const ts = 'assumeNotNull(toFloat(timestamp))'
@@ -573,14 +595,12 @@ function enginePaths(plan: Plan, range: ResolvedRange, trends: boolean): string 
     : ''
   const { layers, path } = pathExpr(f, evs, 'bv', 'mixed', trends ? 'equals(y.6, period)' : '1')
   const keys = `bv${trends ? ', period' : ''}`
-  // the walk's intermediate arrays as columns of their own, a subquery per level: each computed once
-  let walked = `SELECT arrayJoin(${values}) AS bv${period}, events, ${mixedExpr('events')} AS mixed FROM (${actors})`
-  const carried = [keys, 'events', 'mixed']
-  for (const layer of layers) {
-    walked = `SELECT ${carried.join(', ')}, ${layer.join(', ')} FROM (${walked})`
-    carried.push(...layer.map((c) => c.slice(c.lastIndexOf(' AS ') + 4)))
-  }
-  return `SELECT ${keys}, ${path} AS p FROM (${walked})`
+  const walked = layered(
+    `SELECT arrayJoin(${values}) AS bv${period}, events, ${mixedExpr('events')} AS mixed FROM (${actors})`,
+    [keys, 'events', 'mixed'],
+    layers,
+  )
+  return { sql: `SELECT ${keys}, ${path} AS p FROM (${walked})`, perSecond: 1 }
 }
 
 async function engineStepTotals(
@@ -594,14 +614,16 @@ async function engineStepTotals(
   const counts = steps.map((i) => `countIf(bitAnd(p.4, ${2 ** i}) != 0)`)
   const exact = steps.map((i) => `countIf(p.1 = ${i + 1})`)
   // seconds from the previous step on the path (an optional step skipped: the one before it)
+  const paths = enginePaths(plan, range, false)
+  const seconds = (d: string) => (paths.perSecond === 1 ? d : `(${d}) / ${paths.perSecond}`)
   const durations = steps.map((i) => {
     if (i === 0) return 'arrayResize([0.0], 0)'
     const d = `p.3[${i + 1}] - arrayLast(t -> t >= 0, arraySlice(p.3, 1, ${i}))`
-    return `groupArrayIf(${d}, p.3[${i + 1}] >= 0 AND ${d} > 0)`
+    return `groupArrayIf(${seconds(d)}, p.3[${i + 1}] >= 0 AND ${d} > 0)`
   })
   const executed = await run(
     `SELECT bv, [${counts.join(', ')}], [${exact.join(', ')}], [${durations.join(', ')}] ` +
-      `FROM (${enginePaths(plan, range, false)}) WHERE p.1 > 0 AND NOT p.2 GROUP BY bv LIMIT 50000`,
+      `FROM (${paths.sql}) WHERE p.1 > 0 AND NOT p.2 GROUP BY bv LIMIT 50000`,
     ctx,
   )
   ctx.stats.resultRows += executed.rows.length
@@ -619,8 +641,9 @@ async function engineStepTotals(
 async function engineTimings(plan: Plan, range: ResolvedRange, ctx: RunContext, run: HogQLExecutor): Promise<number[]> {
   const to = `p.3[${plan.toStep + 1}]`
   const from = `p.3[${plan.fromStep + 1}]`
+  const paths = enginePaths(plan, range, false)
   const executed = await run(
-    `SELECT groupArray(${to} - ${from}) FROM (${enginePaths(plan, range, false)}) ` +
+    `SELECT groupArray((${to} - ${from}) / ${paths.perSecond}) FROM (${paths.sql}) ` +
       `WHERE p.1 >= ${plan.toStep + 1} AND NOT p.2 AND ${to} >= 0 AND ${from} >= 0`,
     ctx,
   )
@@ -639,7 +662,7 @@ async function engineTrendRows(
   const index = new Map(keys.map((k, i) => [k, i]))
   const executed = await run(
     `SELECT bv, period, countIf(p.1 >= ${plan.fromStep + 1}), countIf(p.1 >= ${toCount}) ` +
-      `FROM (${enginePaths(plan, range, true)}) WHERE p.1 > 0 AND NOT p.2 GROUP BY bv, period LIMIT 50000`,
+      `FROM (${enginePaths(plan, range, true).sql}) WHERE p.1 > 0 AND NOT p.2 GROUP BY bv, period LIMIT 50000`,
     ctx,
   )
   ctx.stats.resultRows += executed.rows.length

@@ -103,6 +103,17 @@ describe('ordered funnel edges in the engine', () => {
     expect(steps[2].median_conversion_time).toBe(600)
   })
 
+  it('a → b → a: at w4’s instant a is step 1, b step 2, and the same a cannot also be step 3', async () => {
+    const steps = await funnel({}, [step('a'), step('b'), step('a')])
+    // a then b: w1 w2 w3 (10:50 → 11:20) w7 w8, and w4 (a and b at one instant, taken in step order); w6's b came
+    // before its a, w5a and w5b have no b; nobody has an a after their b
+    expect(counts(steps)).toEqual([9, 6, 0])
+    // a → b: w1 1800, w2 1800, w3 1800, w7 1200, w8 1200 (w4: 0 s, not counted) → average 1560, median 1800
+    expect(steps[1].average_conversion_time).toBe(1560)
+    expect(steps[1].median_conversion_time).toBe(1800)
+    expect(steps[2].average_conversion_time).toBeNull()
+  })
+
   it('an exclusion between a and b removes w8 from every step', async () => {
     const steps = await funnel({ exclusions: [step('x', { funnelFromStep: 0, funnelToStep: 1 })] })
     expect(counts(steps)).toEqual([8, 5, 4])
