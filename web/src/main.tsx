@@ -8,6 +8,7 @@ import { createRoot } from 'react-dom/client'
 import { RouterProvider } from 'react-router'
 import { ApiError } from './api'
 import { router } from './routes'
+import { meQuery } from './session'
 import { cssVariables, theme } from './theme'
 
 const client = new QueryClient({
@@ -19,6 +20,9 @@ const client = new QueryClient({
     },
   },
 })
+
+// A project screen starts with the session check: it is sent now, not once React has rendered the tree that asks.
+if (location.pathname === '/' || location.pathname.startsWith('/project/')) void client.prefetchQuery(meQuery)
 
 createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>

@@ -18,19 +18,22 @@ export interface Me {
 
 export const ME_KEY = ['me'] as const
 
+/** Who is logged in: one definition for the hook and for main.tsx, which asks before the first render. */
+export const meQuery = {
+  queryKey: ME_KEY,
+  queryFn: async () => {
+    try {
+      return await get<Me>('/api/users/@me/')
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return null
+      throw error
+    }
+  },
+  staleTime: 60_000,
+}
+
 export function useMe() {
-  return useQuery({
-    queryKey: ME_KEY,
-    queryFn: async () => {
-      try {
-        return await get<Me>('/api/users/@me/')
-      } catch (error) {
-        if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return null
-        throw error
-      }
-    },
-    staleTime: 60_000,
-  })
+  return useQuery(meQuery)
 }
 
 /** Logs out and forgets everything cached for the user. */

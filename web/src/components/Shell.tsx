@@ -1,5 +1,5 @@
 // The frame of every project screen: navigation by section, the project switcher and the user menu.
-import { AppShell, Burger, Group, Menu, NavLink, ScrollArea, Select, Stack, Text, UnstyledButton } from '@mantine/core'
+import { AppShell, Burger, Group, Menu, NavLink, Select, Stack, Text, UnstyledButton } from '@mantine/core'
 import { useDisclosure } from '@mantine/hooks'
 import { Outlet, NavLink as RouterLink, useLocation, useNavigate } from 'react-router'
 import { SCREENS, type ScreenEntry } from '../screens'
@@ -74,7 +74,8 @@ export function Shell() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main">
-        <ScrollArea>
+        {/* The browser's own scrolling: the component library's scroll area measured itself on every page's start. */}
+        <AppShell.Section grow style={{ overflowY: 'auto' }}>
           <Stack gap="md">
             {SECTIONS.map((section) => {
               const items = SCREENS.filter((s) => s.nav?.section === section)
@@ -97,7 +98,7 @@ export function Shell() {
               )
             })}
           </Stack>
-        </ScrollArea>
+        </AppShell.Section>
       </AppShell.Navbar>
       <AppShell.Main>
         <Outlet />
