@@ -1,7 +1,7 @@
 /**
  * Insight latency on generated events (issue #12): each insight node through the HTTP query API with
  * `refresh: force_blocking`, beside the same question written by hand in ClickHouse SQL on the same engine in the
- * same run. p50 of BENCH_RUNS runs (default 20) after one warm-up run.
+ * same run. p50 of BENCH_RUNS runs (default 20) after one warm-up run, the two taking turns; also their CPU time.
  *
  *   npx tsx bench/insights.ts                       # 10M events over 30 days (BENCH_EVENTS to change)
  *   BENCH_EVENTS=1000000 BENCH_RUNS=5 npx tsx bench/insights.ts      # a quick run
@@ -122,18 +122,40 @@ async function direct(sql: string): Promise<{ ms: number; rows: unknown[][] }> {
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 20_000)
 const SLOW_RUNS = Number(process.env.BENCH_SLOW_RUNS ?? 3)
 
-async function p50(run: () => Promise<{ ms: number }>): Promise<{ ms: number; runs: number }> {
-  const warm = (await run()).ms // warm caches once
+interface Measured {
+  /** p50 wall time and p50 CPU time of this process (the engine runs in it), in ms */
+  ms: number
+  cpuMs: number
+  runs: number
+}
+
+/**
+ * The API and the hand-written SQL, each warmed once, then run in turns (API, SQL, API, SQL…) so that both sides
+ * of a ratio see the same load on a shared machine; CPU time of the process beside the wall time (the engine runs
+ * in this process, so it counts the query's work and not the time spent waiting for a core).
+ */
+async function paired(
+  api: () => Promise<{ ms: number }>,
+  hand: () => Promise<{ ms: number }>,
+): Promise<{ api: Measured; hand: Measured }> {
+  const warm = Math.max((await api()).ms, (await hand()).ms) // warm caches once
   const runs = warm > SLOW_MS ? Math.min(RUNS, SLOW_RUNS) : RUNS
-  const times: number[] = []
-  for (let i = 0; i < runs; i++) times.push((await run()).ms)
-  return {
-    ms: percentile(
-      times.sort((a, b) => a - b),
-      50,
-    ),
-    runs,
+  const sides = [api, hand].map((run) => ({ run, ms: [] as number[], cpu: [] as number[] }))
+  for (let i = 0; i < runs; i++) {
+    for (const side of sides) {
+      const cpu = process.cpuUsage()
+      side.ms.push((await side.run()).ms)
+      const used = process.cpuUsage(cpu)
+      side.cpu.push((used.user + used.system) / 1000)
+    }
   }
+  const p50 = (xs: number[]) =>
+    percentile(
+      xs.sort((a, b) => a - b),
+      50,
+    )
+  const [a, h] = sides.map((side) => ({ ms: p50(side.ms), cpuMs: p50(side.cpu), runs }))
+  return { api: a, hand: h }
 }
 
 /** The current person of every distinct id of the project (what Burrow's `person_id` means). */
@@ -268,9 +290,13 @@ const rows: [string, string][] = [
 ]
 for (const c of cases) {
   if (ONLY && !ONLY.some((o) => c.name.includes(o))) continue
-  let api: { ms: number; runs: number }
+  let api: Measured
+  let hand: Measured
   try {
-    api = await p50(() => viaApi(c.query))
+    ;({ api, hand } = await paired(
+      () => viaApi(c.query),
+      () => direct(c.sql),
+    ))
   } catch (error) {
     // e.g. the query API's 60 s execution limit on a loaded machine: recorded, and the other cases still run
     rows.push([
@@ -280,11 +306,14 @@ for (const c of cases) {
     process.stdout.write(`${rows[rows.length - 1].join('  ')}\n`)
     continue
   }
-  const hand = await p50(() => direct(c.sql))
   const runs = (n: number) => (n === RUNS ? '' : ` (p50 of ${n} runs)`)
   rows.push([`${c.name} via API (ms)`, `${api.ms.toFixed(0)}${runs(api.runs)}`])
   rows.push(['  hand-written SQL (ms)', `${hand.ms.toFixed(0)}${runs(hand.runs)}`])
   rows.push(['  ratio', (api.ms / hand.ms).toFixed(2)])
+  rows.push([
+    '  CPU ms: API / SQL (ratio)',
+    `${api.cpuMs.toFixed(0)} / ${hand.cpuMs.toFixed(0)} (${(api.cpuMs / hand.cpuMs).toFixed(2)})`,
+  ])
   if (c.check) rows.push(['  check', c.check((await viaApi(c.query)).body, (await direct(c.sql)).rows)])
   // progress as each case ends (a long run shows what it has so far)
   process.stdout.write(`${c.name}: API ${api.ms.toFixed(0)} ms, SQL ${hand.ms.toFixed(0)} ms\n`)
