@@ -28,8 +28,8 @@ const MAX_REMEMBERED_BLOCKS = 10_000
  * one past this is answered TARPIT_MS late. A client sending back to back as fast as it is answered (a flood) then
  * sends at most ten requests a second; no SDK retries a 429 that often (they wait for Retry-After or back off).
  * The first ones come as a burst at full speed: at 50, a flood of over-deep events (~1 ms each) or unreadable
- * HogQL (~2 ms each) held the request thread for 50–100 ms of its first 150, enough to double other projects' p99.
- * Only refusals and failures are ever slowed, so a low threshold costs good traffic nothing.
+ * HogQL (~2 ms each) took 50–100 ms of the request thread almost at once, beside other projects' traffic. Only
+ * refusals and failures are ever slowed, so a low threshold costs good traffic nothing.
  */
 export const TARPIT_AFTER = 20
 export const TARPIT_MS = 100
