@@ -52,13 +52,7 @@ function start() {
   }
   // The screen's code and the chart's (the same modules the router and the chart component load), fetched beside
   // the answer rather than after the session check and the screen's first render.
-  for (const load of [
-    () => import('./screens/insights/Insight'),
-    () => import('echarts/core'),
-    () => import('echarts/charts'),
-    () => import('echarts/components'),
-    () => import('echarts/renderers'),
-  ]) {
+  for (const load of [() => import('./screens/insights/Insight'), () => import('./components/charts/echarts')]) {
     load().catch(() => undefined)
   }
 }

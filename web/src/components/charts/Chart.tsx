@@ -6,39 +6,11 @@ import { useEffect, useRef } from 'react'
 type ECharts = import('echarts/core').EChartsType
 type Option = Record<string, unknown>
 
-let loading: Promise<typeof import('echarts/core')> | null = null
+let loading: Promise<typeof import('./echarts')> | null = null
 
 /** echarts/core with the charts and components the app uses, registered once. */
 export function loadECharts() {
-  loading ??= (async () => {
-    const [core, charts, components, renderers] = await Promise.all([
-      import('echarts/core'),
-      import('echarts/charts'),
-      import('echarts/components'),
-      import('echarts/renderers'),
-    ])
-    core.use([
-      charts.LineChart,
-      charts.BarChart,
-      charts.PieChart,
-      charts.FunnelChart,
-      charts.HeatmapChart,
-      charts.SankeyChart,
-      charts.ScatterChart,
-      charts.MapChart,
-      components.GridComponent,
-      components.TooltipComponent,
-      components.LegendComponent,
-      components.TitleComponent,
-      components.DatasetComponent,
-      components.VisualMapComponent,
-      components.MarkLineComponent,
-      components.GeoComponent,
-      components.AriaComponent,
-      renderers.CanvasRenderer,
-    ])
-    return core
-  })()
+  loading ??= import('./echarts')
   return loading
 }
 

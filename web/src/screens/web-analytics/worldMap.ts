@@ -5,6 +5,9 @@
 // Natural Earth's 1:110m Admin 0 countries, which are in the public domain (naturalearthdata.com). They are turned
 // into GeoJSON with `topojson-client` (ISC) and keyed by ISO 3166-1 alpha-2 code — what `$geoip_country_code`
 // holds — through the numeric codes of `iso-3166-1` (MIT).
+
+import { MapChart } from 'echarts/charts'
+import { GeoComponent } from 'echarts/components'
 import { whereNumeric } from 'iso-3166-1'
 import { feature } from 'topojson-client'
 import type { GeometryCollection, Topology } from 'topojson-specification'
@@ -39,6 +42,7 @@ function unwrapGeometry(geometry: { type: string; coordinates: unknown }) {
 export function registerWorldMap(): Promise<void> {
   registered ??= (async () => {
     const echarts = await loadECharts()
+    echarts.use([MapChart, GeoComponent])
     const topology = atlas as unknown as Topology<{ countries: GeometryCollection<{ name: string }> }>
     const countries = feature(topology, topology.objects.countries)
     const features = countries.features
