@@ -21,7 +21,7 @@ import {
   Title,
 } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { memo, startTransition, useDeferredValue, useEffect, useMemo, useState } from 'react'
+import { memo, useEffect, useMemo, useState } from 'react'
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router'
 import { api, get, type Page, type QueryResponse, qs, runQueryOrTakeEarly } from '../../api'
 import { loadECharts } from '../../components/charts/Chart'
@@ -186,10 +186,6 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
   const [tags, setTags] = useState<string[]>(insight?.tags ?? [])
   const [favorited, setFavorited] = useState(insight?.favorited ?? false)
   const [point, setPoint] = useState<InsightPoint | null>(null)
-  // The editor's controls are the heaviest render of the app. They are mounted in a transition, which React
-  // interrupts when the result arrives: a link's chart is drawn without waiting for them, and they follow.
-  const [withControls, setWithControls] = useState(false)
-  useEffect(() => startTransition(() => setWithControls(true)), [])
 
   const setSource = (next: InsightNode) => {
     const p = new URLSearchParams(params)
@@ -216,8 +212,6 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
       (previousQuery?.queryKey[2] as InsightNode | undefined)?.kind === body.kind ? previous : undefined,
   })
   const results = result.data?.results
-  // The table of the numbers follows the chart: a new answer is drawn first, its table in a later render.
-  const table = useDeferredValue(useMemo(() => ({ source, results }), [source, results]))
 
   const save = useMutation({
     mutationFn: async () => {
@@ -293,25 +287,23 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
       </Group>
       {save.error ? <ErrorState error={save.error} /> : null}
       {favourite.error ? <ErrorState error={favourite.error} /> : null}
-      {withControls ? (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault()
-            save.mutate()
-          }}
-        >
-          <Group align="flex-end" gap="sm">
-            <TextInput
-              label="Name"
-              placeholder={derived}
-              value={name}
-              onChange={(e) => setName(e.currentTarget.value)}
-              w={360}
-            />
-            <TagsInput label="Tags" placeholder="Add a tag" value={tags} onChange={setTags} w={320} clearable />
-          </Group>
-        </form>
-      ) : null}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          save.mutate()
+        }}
+      >
+        <Group align="flex-end" gap="sm">
+          <TextInput
+            label="Name"
+            placeholder={derived}
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            w={360}
+          />
+          <TagsInput label="Tags" placeholder="Add a tag" value={tags} onChange={setTags} w={320} clearable />
+        </Group>
+      </form>
       <Tabs value={kind} onChange={(v) => isKind(v) && setSource(switchKind(source, v))} keepMounted={false}>
         <Tabs.List aria-label="Insight type">
           {INSIGHT_KINDS.map((k) => (
@@ -322,11 +314,7 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
         </Tabs.List>
       </Tabs>
       <Card withBorder padding="md" data-testid="insight-editor">
-        {withControls ? (
-          <QueryEditor projectId={projectId} source={source} patch={patch} />
-        ) : (
-          <Loading label="Loading the editor…" />
-        )}
+        <QueryEditor projectId={projectId} source={source} patch={patch} />
       </Card>
       <Card withBorder padding="md">
         <Group justify="space-between" mb="xs">
@@ -347,7 +335,7 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
           <Stack gap="md" data-testid="insight-result">
             <InsightChart query={source} result={results} onPointClick={setPoint} />
             {kind === 'TrendsQuery' || kind === 'StickinessQuery' || kind === 'LifecycleQuery' ? (
-              <DeferredSeriesTable query={table.source} result={table.results} onPointClick={setPoint} />
+              <MemoSeriesTable query={source} result={results} onPointClick={setPoint} />
             ) : null}
             {kind === 'FunnelsQuery' ? <FunnelTable results={results} onPointClick={setPoint} /> : null}
           </Stack>
@@ -363,7 +351,8 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
   )
 }
 
-const DeferredSeriesTable = memo(SeriesTable)
+// Not drawn again when the editor re-renders for another reason (a keystroke in the name) with the same answer.
+const MemoSeriesTable = memo(SeriesTable)
 
 /** A name for an unnamed insight, as PostHog derives one ("Pageview count", "$pageview → signup"…). */
 export function describe(source: InsightNode): string {
