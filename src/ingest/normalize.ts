@@ -255,17 +255,9 @@ export function normalizeEvent(raw: unknown, index: number, opts: NormalizeOptio
   }
 }
 
-/**
- * A copy without these keys, made with rest properties: the copy keeps fast properties, as the parsed object has
- * them, where a loop of keyed stores into `{}` turned it into a dictionary past a dozen keys (several times slower
- * to read, and serialised on V8's slow path). A `__proto__` key stays an ordinary property, as in the source.
- */
 function copyWithout(source: Props, keys: string[]): Props {
-  let out = source
-  for (const key of keys) {
-    const { [key]: _dropped, ...rest } = out
-    out = rest
-  }
+  const out: Props = {}
+  for (const key in source) if (!keys.includes(key)) setProperty(out, key, source[key])
   return out
 }
 
