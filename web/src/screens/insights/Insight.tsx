@@ -21,7 +21,7 @@ import {
   Title,
 } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { memo, useEffect, useMemo, useState } from 'react'
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router'
 import { api, get, type Page, type QueryResponse, qs, runQueryOrTakeEarly } from '../../api'
 import { loadECharts } from '../../components/charts/Chart'
@@ -187,17 +187,27 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
   const [favorited, setFavorited] = useState(insight?.favorited ?? false)
   const [point, setPoint] = useState<InsightPoint | null>(null)
 
-  const setSource = (next: InsightNode) => {
-    const p = new URLSearchParams(params)
-    const nextQ = JSON.stringify(vizNode(next))
-    p.delete('kind')
-    p.set('q', nextQ)
-    // The new result is asked for now, in the click's own task, rather than once the editor has drawn the change.
-    const nextSource = parseQ(nextQ)
-    if (nextSource) void client.prefetchQuery(resultQuery(projectId, runnable(nextSource)))
-    setParams(p, { replace: true })
-  }
-  const patch = (changes: Partial<InsightNode>) => setSource({ ...source, ...changes })
+  // Stable across renders (the latest query and address read at call time), so the editor's memoised controls
+  // re-render only when their own part of the query changed.
+  const latest = useRef({ source, params, setParams })
+  latest.current = { source, params, setParams }
+  const setSource = useCallback(
+    (next: InsightNode) => {
+      const p = new URLSearchParams(latest.current.params)
+      const nextQ = JSON.stringify(vizNode(next))
+      p.delete('kind')
+      p.set('q', nextQ)
+      // The new result is asked for now, in the click's own task, rather than once the editor has drawn the change.
+      const nextSource = parseQ(nextQ)
+      if (nextSource) void client.prefetchQuery(resultQuery(projectId, runnable(nextSource)))
+      latest.current.setParams(p, { replace: true })
+    },
+    [client, projectId],
+  )
+  const patch = useCallback(
+    (changes: Partial<InsightNode>) => setSource({ ...latest.current.source, ...changes }),
+    [setSource],
+  )
 
   // a new insight always carries its query in the URL, so the link shows the same view
   useEffect(() => {
@@ -501,6 +511,14 @@ function BreakdownSelect({
   )
 }
 
+// The editor's heaviest controls, drawn again only when their own part of the query changed (a date range change
+// no longer re-renders every series, filter and breakdown list).
+const MemoSeriesEditor = memo(SeriesEditor)
+const MemoPropertyFilters = memo(PropertyFilters)
+const MemoBreakdownSelect = memo(BreakdownSelect)
+const NO_FILTERS: PropertyFilter[] = []
+const NO_SERIES: EntityNode[] = []
+
 function QueryEditor({
   projectId,
   source,
@@ -511,12 +529,18 @@ function QueryEditor({
   patch: (changes: Partial<InsightNode>) => void
 }) {
   const kind = source.kind
+  const onSeries = useCallback((series: EntityNode[]) => patch({ series }), [patch])
+  const onFilters = useCallback((properties: PropertyFilter[]) => patch({ properties }), [patch])
+  const onBreakdown = useCallback(
+    (breakdownFilter: InsightNode['breakdownFilter'] | undefined) => patch({ breakdownFilter }),
+    [patch],
+  )
   const filters = (
     <Stack gap="xs">
-      <PropertyFilters
+      <MemoPropertyFilters
         projectId={projectId}
-        value={(source.properties ?? []) as PropertyFilter[]}
-        onChange={(properties) => patch({ properties })}
+        value={(source.properties ?? NO_FILTERS) as PropertyFilter[]}
+        onChange={onFilters}
       />
       <Checkbox
         label="Filter out internal and test users"
@@ -554,10 +578,10 @@ function QueryEditor({
     return <PathsEditor projectId={projectId} source={source} patch={patch} filters={filters} dates={dates} />
   return (
     <Stack gap="md">
-      <SeriesEditor
+      <MemoSeriesEditor
         projectId={projectId}
-        series={source.series ?? []}
-        onChange={(series) => patch({ series })}
+        series={source.series ?? NO_SERIES}
+        onChange={onSeries}
         withMath={kind === 'TrendsQuery'}
         noun={kind === 'FunnelsQuery' ? 'step' : 'series'}
         min={kind === 'FunnelsQuery' ? 2 : 1}
@@ -620,11 +644,7 @@ function QueryEditor({
       ) : null}
       {filters}
       {kind === 'TrendsQuery' || kind === 'FunnelsQuery' ? (
-        <BreakdownSelect
-          projectId={projectId}
-          value={source.breakdownFilter}
-          onChange={(breakdownFilter) => patch({ breakdownFilter })}
-        />
+        <MemoBreakdownSelect projectId={projectId} value={source.breakdownFilter} onChange={onBreakdown} />
       ) : null}
       {dates}
     </Stack>
