@@ -21,7 +21,11 @@ async function start() {
   await burrow.app.listen({ port: config.port, host: config.host })
   // The SDKs' public endpoints compile their schemas now, once the process answers, so that no SDK request pays for
   // a compile (every other route compiles on its first use).
-  setImmediate(() => burrow.schemas.compileRoutes((url) => SDK_ROUTE.test(url)))
+  // Then the first captures' other costs are paid before they come (`settle`).
+  setImmediate(() => {
+    burrow.schemas.compileRoutes((url) => SDK_ROUTE.test(url))
+    burrow.settle().catch((err) => burrow.app.log.warn({ err }, 'settling after the start'))
+  })
 
   // Secrets are printed once, on the start that made them; the file keeps them (owner-only) after that.
   const file = path.join(config.dataDir, 'credentials.json')

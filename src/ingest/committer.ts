@@ -117,6 +117,8 @@ export function createCommitter(deps: {
   // Uuids written shortly before a restart are remembered too (a client may be retrying right now). Read when the
   // first capture comes, not at start: an embedded event store opens on first need, and this is not one.
   let preload: Promise<void> | undefined
+  /** Whether the uuids written before this start are known (the preload settled). */
+  let preloadDone = false
   const preloaded = () =>
     (preload ??= deps.events
       .query<[number, string]>(
@@ -126,7 +128,16 @@ export function createCommitter(deps: {
       .then((r) => {
         for (const [team, uuid] of r.rows) recent.add(`${team}:${uuid}`)
       })
-      .catch(() => undefined))
+      .catch(() => undefined)
+      .finally(() => {
+        preloadDone = true
+      }))
+  /**
+   * Events logged before the preload settled, of the open segment: one may be a retry of an event stored before
+   * the start, so they are checked against the store when their segment is drained. Acknowledging them does not
+   * wait for the preload, which opens the embedded engine (half a second after a start, every request waited).
+   */
+  let openUnchecked: EventRow[] = []
   const queue: Pending[] = []
   let queuedRows = 0
   const running = new Set<Promise<void>>()
@@ -151,7 +162,7 @@ export function createCommitter(deps: {
    * Segments closed while a drain was stuck, oldest first, with their events' ids: on disk only once their
    * rotation is done (queued at once, so that a drain never passes over one still being closed).
    */
-  const spilled: { rotation: Promise<string | undefined>; ids: Set<string> }[] = []
+  const spilled: { rotation: Promise<string | undefined>; ids: Set<string>; unchecked: EventRow[] }[] = []
   /** A drain asked for and not started yet: later requests join it rather than queue more. */
   let queuedRun: Promise<void> | undefined
   let draining: Promise<void> | undefined
@@ -199,7 +210,8 @@ export function createCommitter(deps: {
         if (others.size > 0) await Promise.allSettled(others)
         for (const id of ids) inFlight.set(id, mine.promise)
       }
-      await preloaded()
+      const idsKnown = preloadDone
+      if (!idsKnown) void preloaded()
       await recovery
       // Logged events are certain duplicates; of the rest, only uuids written recently (by hash) may be retries,
       // and those are checked in the store.
@@ -225,6 +237,7 @@ export function createCommitter(deps: {
       // Written to the open segment's buffer and appended to the log in the same synchronous run, so that the
       // rows land in the segment that their buffer belongs to (see drainLog).
       if (fresh.length > 0) records.push({ table: 'events', format: 'TabSeparated', payload: rowsText.write(fresh) })
+      if (!idsKnown) for (const row of fresh) openUnchecked.push(row)
       // Remembered before writing: a retry of a half-written append is checked against the store.
       for (const id of freshIds) {
         recent.add(id)
@@ -278,7 +291,7 @@ export function createCommitter(deps: {
 
   /** Closes the open segment now; it is read back from disk when a drain gets to it. */
   function spill() {
-    const { ids, release } = closeOpenSegment()
+    const { ids, unchecked, release } = closeOpenSegment()
     const rotation = wal.rotate().then(
       (segment) => {
         // Its rows are on disk: the in-memory copy and its buffer go.
@@ -290,7 +303,7 @@ export function createCommitter(deps: {
         return undefined
       },
     )
-    spilled.push({ rotation, ids })
+    spilled.push({ rotation, ids, unchecked })
   }
 
   /** Ends the open segment's run of ids and rows; call in the same synchronous run as `wal.rotate()`. */
@@ -299,7 +312,9 @@ export function createCommitter(deps: {
     openIds = new Set()
     closedIds.push(ids)
     openBytes = 0
-    return { ids, release: rowsText.seal() }
+    const unchecked = openUnchecked
+    openUnchecked = []
+    return { ids, unchecked, release: rowsText.seal() }
   }
 
   function drainInBackground() {
@@ -321,11 +336,13 @@ export function createCommitter(deps: {
         if (queuedRun === run) queuedRun = undefined
         // Segments set aside go first: they are older than the open one.
         while (spilled.length > 0) {
-          const { rotation, ids } = spilled[0]
+          const { rotation, ids, unchecked } = spilled[0]
           const file = await rotation
           try {
             if (file) {
-              if (!(await insertSegment({ file, records: parseSegment(await fs.promises.readFile(file)) }))) return
+              const segment = { file, records: parseSegment(await fs.promises.readFile(file)) }
+              const checked = await withoutStored(segment, unchecked)
+              if (!checked || !(await insertSegment(checked))) return
               forget(ids)
             }
           } catch (err) {
@@ -335,9 +352,10 @@ export function createCommitter(deps: {
           spilled.shift()
         }
         // Appends made from here on go to the next segment, and their rows to another buffer.
-        const { ids, release } = closeOpenSegment()
+        const { ids, unchecked, release } = closeOpenSegment()
         const segment = await wal.rotate()
-        const stored = segment ? await insertSegment(segment) : true
+        const checked = segment && (await withoutStored(segment, unchecked))
+        const stored = checked ? await insertSegment(checked) : !segment
         release()
         if (stored) forget(ids)
       })
@@ -348,6 +366,45 @@ export function createCommitter(deps: {
     draining = run
     queuedRun = run
     return run
+  }
+
+  /**
+   * The segment without the events of `unchecked` that the store already has (retries of events stored before
+   * this start, logged before the preload told of them). Waited for while the engine cannot answer; undefined when
+   * shutting down meanwhile (the segment stays on disk, and the next start's replay skips what is stored).
+   */
+  async function withoutStored(segment: WalSegment, unchecked: EventRow[]): Promise<WalSegment | undefined> {
+    if (unchecked.length === 0) return segment
+    let stored: Set<string>
+    for (let attempt = 0; ; attempt++) {
+      try {
+        stored = new Set(await storedIds(unchecked))
+        break
+      } catch (err) {
+        onError(err, 'checking logged events against the event store')
+        if (closing) return undefined
+        await new Promise((r) => setTimeout(r, Math.min(5_000, 200 * 2 ** Math.min(attempt, 5))))
+      }
+    }
+    if (stored.size === 0) return segment
+    const records: WalRecord[] = []
+    for (const record of segment.records) {
+      if (record.table !== 'events') {
+        records.push(record)
+        continue
+      }
+      // TabSeparated escapes newlines inside values: a row is a line, its first fields the uuid and the project.
+      const kept = record.payload
+        .toString()
+        .split('\n')
+        .filter((line) => {
+          if (line === '') return false
+          const [uuid, team] = line.split('\t', 2)
+          return !stored.has(`${team}:${uuid}`)
+        })
+      if (kept.length > 0) records.push({ ...record, payload: Buffer.from(`${kept.join('\n')}\n`) })
+    }
+    return { ...segment, records }
   }
 
   /**

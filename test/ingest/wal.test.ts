@@ -210,3 +210,58 @@ describe('a long outage', () => {
     }
   })
 })
+
+describe('the first captures after a start', () => {
+  it('are acknowledged before the engine answers, and a retry of an event stored before the start is kept out', async () => {
+    const dir = tempDir()
+    const store = openEventStore(`chdb:${path.join(dir, 'chdb')}`)
+    await migrateEventStore(store)
+    const walDir = path.join(dir, 'wal')
+    const batch = (events: ReturnType<typeof eventRow>[]) => ({ events, persons: [], distinctIds: [], groups: [] })
+    // Written now: the start's preload reads the ids of the last hour.
+    const timestamp = new Date().toISOString().replace('T', ' ').replace('Z', '')
+    const [before, retried, fresh] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()]
+
+    // Before the restart: two events stored.
+    const first = createCommitter({ events: store, walDir })
+    const row = (uuid: string) => eventRow({ uuid, timestamp, created_at: timestamp })
+    const stored = [row(before), row(retried)]
+    expect(await first.commit(batch(stored))).toEqual({ inserted: 2 })
+    await first.close()
+
+    // After it, the engine's first answers are held back (as while it opens): the acknowledgement does not wait.
+    let answer!: () => void
+    const answering = new Promise<void>((r) => {
+      answer = r
+    })
+    const query = store.query.bind(store)
+    store.query = (async (...args: Parameters<typeof store.query>) => {
+      await answering
+      return query(...args)
+    }) as typeof store.query
+    const second = createCommitter({ events: store, walDir })
+    try {
+      const acknowledged = await Promise.race([
+        second.commit(batch([row(retried), row(fresh)])),
+        new Promise((r) => setTimeout(() => r('waited for the engine'), 10_000)),
+      ])
+      // Both counted as new: the retry is known as one only once the store answers.
+      expect(acknowledged).toEqual({ inserted: 2 })
+      answer()
+      await second.flushPending()
+      store.query = query
+      const counts = await store.query<[string, number]>(
+        'SELECT toString(uuid), count() FROM events WHERE uuid IN {u:Array(UUID)} GROUP BY uuid',
+        { params: { u: [before, retried, fresh] } },
+      )
+      expect(Object.fromEntries(counts.rows)).toEqual({ [before]: 1, [retried]: 1, [fresh]: 1 })
+      // Once the store has answered, a retry is known as one before it is acknowledged.
+      expect(await second.commit(batch([row(before)]))).toEqual({ inserted: 0 })
+    } finally {
+      answer()
+      store.query = query
+      await second.close()
+      await store.close()
+    }
+  })
+})
