@@ -55,3 +55,35 @@ it('is not an error when the worker cannot start the engine: the main thread the
   expect(onWorker.started).toBe(false)
   await onWorker.release()
 })
+
+it('lets a script with nothing else running wait for the engine to start and to close (exit 0, not 13)', async () => {
+  // The worker is unreferenced once the engine runs; while it starts and while it closes, whoever awaits it must
+  // keep the process alive (an unreferenced worker there ended such a script with exit code 13, "unsettled
+  // top-level await", before the store had opened, and again while it closed).
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-engine-thread-cli-'))
+  const engineDir = path.join(dataDir, 'engine')
+  try {
+    const entry = path.resolve(import.meta.dirname, '../../src/storage/events/index.ts')
+    const script = `
+      const { openEventStore } = await import(${JSON.stringify(entry)})
+      const store = openEventStore('chdb:' + ${JSON.stringify(engineDir)}, { migrate: true })
+      await store.open()
+      const { rows } = await store.query('SELECT 40 + 2')
+      console.log('answer', rows[0][0])
+      await store.close()
+      console.log('closed')
+    `
+    const file = path.join(dataDir, 'open-and-close.mjs')
+    fs.writeFileSync(file, script)
+    const { spawnSync } = await import('node:child_process')
+    const run = spawnSync(process.execPath, ['--import', 'tsx', file], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    })
+    expect(run.stdout).toContain('answer 42')
+    expect(run.stdout).toContain('closed')
+    expect(run.status).toBe(0)
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+}, 180_000)

@@ -53,14 +53,15 @@ export async function startEngineOnWorker(dir: string, connectionArgs: string[])
   } catch {
     return notStarted
   }
-  // Never what keeps the process alive: a process that exits without closing its event store ends the engine
+  // Held while the engine starts (someone awaits it: a command with nothing else running must not end meanwhile),
+  // then never what keeps the process alive: a process that exits without closing its event store ends the engine
   // as a killed one would (its parts are on disk as each insert wrote them).
-  worker.unref()
   const outcome = await new Promise<{ ready?: true; error?: string }>((resolve) => {
     worker.once('message', resolve)
     worker.once('error', (error) => resolve({ error: error.message }))
     worker.once('exit', () => resolve({ error: 'the engine worker ended before the engine started' }))
   })
+  worker.unref()
   if (!outcome.ready) {
     await worker.terminate().catch(() => undefined)
     return notStarted
@@ -71,6 +72,8 @@ export async function startEngineOnWorker(dir: string, connectionArgs: string[])
     started: true,
     release() {
       released ??= (async () => {
+        // Held again until it has closed its session: the caller waits for it.
+        worker.ref()
         worker.postMessage('close')
         await ended
       })()
