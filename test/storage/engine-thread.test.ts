@@ -87,3 +87,22 @@ it('lets a script with nothing else running wait for the engine to start and to 
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
 }, 180_000)
+
+it('keeps the engine for a second event store on the same directory when the first one closes', async () => {
+  // Two apps in one process on one engine directory (as tests run two "processes"): the store that started the
+  // engine closing first must not take the engine away from the other.
+  const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-engine-thread-two-'))
+  const { openEventStore } = await import('../../src/storage/events/index.js')
+  const first = openEventStore(`chdb:${shared}`, { migrate: true })
+  await first.open()
+  const second = openEventStore(`chdb:${shared}`)
+  await second.open()
+  await first.close()
+  const answer = await Promise.race([
+    second.query<[number]>('SELECT 6 * 7'),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the engine stopped answering')), 30_000)),
+  ])
+  expect(answer.rows).toEqual([[42]])
+  await second.close()
+  fs.rmSync(shared, { recursive: true, force: true })
+}, 120_000)

@@ -45,7 +45,38 @@ parentPort.once('message', () => {
 
 const notStarted: EngineOnWorker = { started: false, release: async () => {} }
 
+/**
+ * One worker per engine directory in a process, however many event stores open it (tests run two apps on one
+ * directory): the engine's server belongs to the session that started it, and a worker that closed its session
+ * while another store still used the engine took the engine down under it. The worker lets go when the last
+ * store has released it.
+ */
+const shared = new Map<string, { started: Promise<EngineOnWorker>; holders: number }>()
+
 export async function startEngineOnWorker(dir: string, connectionArgs: string[]): Promise<EngineOnWorker> {
+  let entry = shared.get(dir)
+  if (!entry) {
+    entry = { started: startWorker(dir, connectionArgs), holders: 0 }
+    shared.set(dir, entry)
+  }
+  entry.holders++
+  const mine = entry
+  const onWorker = await mine.started
+  let released: Promise<void> | undefined
+  return {
+    started: onWorker.started,
+    release() {
+      released ??= (async () => {
+        if (--mine.holders > 0) return
+        if (shared.get(dir) === mine) shared.delete(dir)
+        await onWorker.release()
+      })()
+      return released
+    },
+  }
+}
+
+async function startWorker(dir: string, connectionArgs: string[]): Promise<EngineOnWorker> {
   let worker: Worker
   try {
     const chdb = createRequire(import.meta.url).resolve('chdb')
