@@ -702,7 +702,7 @@ export function ndjson(rows: object[]): string {
   let out = ''
   for (const row of rows) {
     // A replacer takes JSON.stringify off its fast path: used only for a row whose text shows a lone surrogate's
-    // escape (`\udXXX`; an escaped backslash before "ud" matches too, and costs only the slower path).
+    // escape (`\ud800` to `\udfff`; an escaped backslash before "ud" matches too, and costs only the slower path).
     const text = JSON.stringify(row)
     out += `${text.includes('\\ud') ? JSON.stringify(row, wellFormed) : text}\n`
   }
