@@ -48,8 +48,9 @@ const CancelQuerystring = Type.Object({
 
 /**
  * Largest query request body: a HogQL text at its limit (MAX_QUERY_LENGTH characters) written as six-byte JSON
- * escapes (`\u` and four hex digits each) is 3 MiB, and the rest of a query node is small. A larger body is refused before it is read (413): under
- * the app's 20 MiB limit one body was parsed for ~250 ms of the request thread before the query in it was refused.
+ * escapes (`\u` and four hex digits each) is 3 MiB, and the rest of a query node is small. A larger body is refused
+ * before it is read (413): under the app's 20 MiB limit one body was parsed for ~250 ms of the request thread before
+ * the query in it was refused.
  */
 export const MAX_QUERY_BODY_BYTES = 4 * 1024 * 1024
 
