@@ -6,8 +6,8 @@
  * does both; the main thread then finds the library loaded and its sessions attach to the running server
  * (under a millisecond each).
  *
- * The worker keeps its session open until released: the engine's server lives while one session does, and the
- * event store's own sessions are opened on the main thread after it is ready. A worker that cannot start (no
+ * The worker keeps its session open until released: the engine's server belongs to the session that started it,
+ * so the worker closes last, after the event store's own sessions (opened on the main thread once it is ready). A worker that cannot start (no
  * worker threads, an addon that refuses them) is not an error: the main thread then starts the engine as before,
  * and reports the engine's own errors if it fails too.
  */
