@@ -594,6 +594,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   const cohortCalculator = createCohortCalculator({
     cohorts: stores.cohorts,
     execute: hogql,
+    resolve: cohortLoader,
     timezone: async (teamId) => (await stores.projects.get(teamId))?.timezone ?? 'UTC',
     leases: createJobLeases(meta.db, { owner: leaseOwner }),
     clock,

@@ -5,6 +5,7 @@
 // exactly one process computes it and another takes over when that one dies.
 import { randomUUID } from 'node:crypto'
 import { Cron } from 'croner'
+import { type CohortResolver, memberCountHogQL } from '../hogql/index.js'
 import { type JobLeases, runClaimed } from '../jobs/leases.js'
 import type { HogQLExecutor } from '../queries/runner.js'
 import type { CohortStore } from './store.js'
@@ -19,6 +20,8 @@ const BATCH = 20
 export function createCohortCalculator(deps: {
   cohorts: Pick<CohortStore, 'due' | 'startCalculation' | 'finishCalculation'>
   execute: HogQLExecutor
+  /** The project's cohorts as the compiler takes them (to choose how a cohort's members are counted). */
+  resolve: (teamId: number) => Promise<CohortResolver>
   timezone: (teamId: number) => Promise<string>
   leases: JobLeases
   clock: () => Date
@@ -31,7 +34,7 @@ export function createCohortCalculator(deps: {
   async function calculate(id: number, teamId: number, signal: AbortSignal): Promise<void> {
     await deps.cohorts.startCalculation(id, deps.clock().toISOString())
     try {
-      const result = await deps.execute(`SELECT count() FROM persons WHERE id IN COHORT ${id}`, {
+      const result = await deps.execute(memberCountHogQL(id, await deps.resolve(teamId)), {
         team: { id: teamId, timezone: await deps.timezone(teamId) },
         engineId: `c${teamId}x${randomUUID().replace(/-/g, '')}`,
         signal,

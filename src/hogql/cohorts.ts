@@ -5,6 +5,7 @@
  */
 import type * as ast from './ast.js'
 import { HogQLValidationError } from './errors.js'
+import { printHogQL } from './hogql-printer.js'
 import { parseExpr } from './parser.js'
 
 /** One cohort as the compiler needs it. */
@@ -38,6 +39,45 @@ function cohortIdOf(ref: ast.Expr, cohorts: CohortResolver | undefined): number 
   return id
 }
 
+/**
+ * One behavioural filter alone (`id IN (SELECT person_id FROM events …)`): its subquery is the member list, with no
+ * pass over persons around it (a query about persons reads them anyway; events name their persons, through the
+ * live distinct ids — a deleted person's distinct ids are deleted with it).
+ */
+function memberList(condition: ast.Expr): ast.SelectNode | null {
+  if (
+    condition.kind === 'CompareOperation' &&
+    condition.op === 'in' &&
+    condition.left.kind === 'Field' &&
+    condition.left.chain.length === 1 &&
+    condition.left.chain[0] === 'id' &&
+    condition.right.kind === 'Select'
+  ) {
+    return condition.right
+  }
+  return null
+}
+
+/**
+ * The HogQL that counts a cohort's members, as its background calculation asks. A cohort that is one behavioural
+ * filter alone counts the rows of its member list (one per person, grouped by `person_id`), as PostHog's cohort
+ * query joins persons only for person-property filters; any other counts the live persons in it.
+ */
+export function memberCountHogQL(id: number, cohorts: CohortResolver): string {
+  const cohort = cohorts.byId[id]
+  if (cohort?.kind === 'dynamic') {
+    let condition: ast.Expr | undefined
+    try {
+      condition = parseExpr(cohort.hogql)
+    } catch {
+      // the compiler reports it, at the cohort's use below
+    }
+    const list = condition && memberList(condition)
+    if (list) return `SELECT count() FROM (${printHogQL(list)})`
+  }
+  return `SELECT count() FROM persons WHERE id IN COHORT ${id}`
+}
+
 function membersQuery(id: number, cohorts: CohortResolver, path: number[], pos?: number): ast.SelectNode {
   if (path.includes(id)) {
     throw new HogQLValidationError(`Cohort ${id} references itself through ${[...path, id].join(' → ')}`, pos)
@@ -67,18 +107,8 @@ function membersQuery(id: number, cohorts: CohortResolver, path: number[], pos?:
     const detail = error instanceof Error ? error.message : String(error)
     throw new HogQLValidationError(`Cohort ${id} has filters that do not compile: ${detail}`, pos)
   }
-  // One behavioural filter alone (`id IN (SELECT person_id FROM events …)`): its subquery is the member list, with
-  // no pass over persons around it (a query about persons reads them anyway; events name their persons).
-  if (
-    condition.kind === 'CompareOperation' &&
-    condition.op === 'in' &&
-    condition.left.kind === 'Field' &&
-    condition.left.chain.length === 1 &&
-    condition.left.chain[0] === 'id' &&
-    condition.right.kind === 'Select'
-  ) {
-    return expand(condition.right, cohorts, [...path, id])
-  }
+  const list = memberList(condition)
+  if (list) return expand(list, cohorts, [...path, id])
   return {
     kind: 'Select',
     select: [field('id')],

@@ -1,6 +1,6 @@
 export type { ActionResolver } from './actions.js'
 export type * from './ast.js'
-export type { CohortResolver, CohortSql } from './cohorts.js'
+export { type CohortResolver, type CohortSql, memberCountHogQL } from './cohorts.js'
 export {
   type CompileContext,
   type CompiledQuery,
