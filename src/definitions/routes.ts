@@ -96,10 +96,13 @@ function parseNames(query: Query, name: string): string[] | null {
   return names
 }
 
+// Limits and offsets past the largest are clamped, not refused (PostHog clamps them to a bigint).
 function parsePage(query: Query) {
+  const limit = parseInteger(query, 'limit', 1, Number.POSITIVE_INFINITY)
+  const offset = parseInteger(query, 'offset', 0, Number.POSITIVE_INFINITY)
   return {
-    limit: parseInteger(query, 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT,
-    offset: parseInteger(query, 'offset', 0, Number.MAX_SAFE_INTEGER) ?? 0,
+    limit: limit === null ? DEFAULT_LIMIT : Math.min(limit, MAX_LIMIT),
+    offset: offset === null ? 0 : Math.min(offset, Number.MAX_SAFE_INTEGER),
   }
 }
 
@@ -138,12 +141,23 @@ const ORDERINGS: Record<string, EventOrdering['field']> = {
   name: 'name',
   last_seen_at: 'last_seen_at',
   'last_seen_at::date': 'last_seen_date',
+  created_at: 'created_at',
+  'created_at::date': 'created_date',
 }
-// PostHog's default: most recently seen day first, then by name.
-const DEFAULT_ORDERING: EventOrdering[] = [
-  { field: 'last_seen_date', descending: true },
-  { field: 'name', descending: false },
-]
+
+/** PostHog's `tags` filter: a JSON list of tag names; anything else (a bare `true`, `5`, an object) is ignored. */
+function parseTags(query: Query): string[] {
+  const text = single(query, 'tags')
+  if (!text) return []
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return []
+  }
+  if (!Array.isArray(parsed)) return []
+  return parsed.filter((t): t is string => typeof t === 'string').map((t) => t.trim().toLowerCase())
+}
 
 function parseEventList(query: Query): EventListParams {
   // Like DRF's OrderingFilter, unknown fields are ignored.
@@ -154,9 +168,11 @@ function parseEventList(query: Query): EventListParams {
     search: single(query, 'search') ?? null,
     eventType: parseChoice(query, 'event_type', ['event', 'event_custom', 'event_posthog'] as const, 'event'),
     excludeHidden: parseBoolean(query, 'exclude_hidden') === true,
+    excludeStale: parseBoolean(query, 'exclude_stale') === true,
     excludedNames: parseNames(query, 'excluded_properties') ?? [],
-    tags: (parseNames(query, 'tags') ?? []).map((t) => t.trim().toLowerCase()),
-    ordering: ordering.length > 0 ? ordering : DEFAULT_ORDERING,
+    names: [...new Set(parseNames(query, 'names') ?? [])],
+    tags: parseTags(query),
+    ordering,
   }
 }
 
@@ -346,6 +362,26 @@ export function definitionRoutes(deps: { definitions: DefinitionService; siteUrl
           async (req) => definitions.generateCode(req.project.id, language),
         )
       }
+
+      app.get(
+        `${events}/by_name/`,
+        {
+          schema: {
+            summary: 'Retrieve an event definition by name',
+            description: 'The event definition with exactly this `name`; 404 when the project has none.',
+            tags: eventTags,
+            params: ProjectParams,
+            querystring: Type.Object({ name: Type.Optional(Type.String()) }),
+            response: { 200: EventDefinition },
+          },
+          config: read('event_definition'),
+        },
+        async (req) => {
+          const name = (req.query as { name?: string }).name
+          if (!name) throw new ValidationError('This field is required.', 'name', 'required')
+          return definitions.getEventDefinitionByName(req.project.id, name)
+        },
+      )
 
       app.get(
         `${events}/:id/`,

@@ -63,9 +63,27 @@ export interface EventListParams {
   search: string | null
   eventType: 'event' | 'event_custom' | 'event_posthog'
   excludeHidden: boolean
+  /** Leave out events last seen more than STALE_EVENT_DAYS ago (never-seen ones stay). */
+  excludeStale: boolean
   excludedNames: string[]
+  names: string[]
   tags: string[]
+  /** Empty: PostHog's default order (by the day last seen, newest first, then by name). */
   ordering: EventOrdering[]
+}
+
+// PostHog's default order; any other ends with `name`, unique per project, so pages never overlap.
+const DEFAULT_EVENT_ORDERING: EventOrdering[] = [
+  { field: 'last_seen_date', descending: true },
+  { field: 'name', descending: false },
+]
+
+function eventOrdering(requested: EventOrdering[], searching: boolean): EventOrdering[] {
+  const ordering = requested.length > 0 ? [...requested] : [...DEFAULT_EVENT_ORDERING]
+  if (!ordering.some((o) => o.field === 'name')) ordering.push({ field: 'name', descending: false })
+  // A search without an explicit order puts the shortest names (the closest matches) first, as PostHog does.
+  if (searching && requested.length === 0) ordering.unshift({ field: 'name_length', descending: false })
+  return ordering
 }
 
 /** Who makes a change, for `updated_by`/`verified_by` and the activity log. */
@@ -75,15 +93,13 @@ export interface Actor {
 }
 
 const HOUR_MS = 3_600_000
+// PostHog's taxonomy: an event not seen for this many days is stale.
+const STALE_EVENT_DAYS = 30
 const TYPES_TTL_MS = 60_000
 // Caches of what is already stored, so steady-state capture writes nothing; cleared whole when this big.
 const MAX_CACHED_KEYS = 200_000
 const KNOWN_TYPES = new Set<string>(PROPERTY_TYPES)
 const HIDDEN_NAMES = new Set(ALWAYS_HIDDEN_PROPERTIES)
-// Person properties PostHog labels "Latest X" (the counterpart of `$initial_X`), so that "latest" finds them.
-const LATEST_PERSON_PROPERTIES = Object.keys(CORE_PROPERTY_LABELS).filter(
-  (name) => `$initial_${name.replace(/^\$/, '')}` in CORE_PROPERTY_LABELS,
-)
 
 const floorToHour = (date: Date) => new Date(Math.floor(date.getTime() / HOUR_MS) * HOUR_MS).toISOString()
 const asBoolean = (value: number | boolean | null) => Boolean(value)
@@ -91,14 +107,18 @@ const asBoolean = (value: number | boolean | null) => Boolean(value)
 /** PostHog's tagify: trimmed, lower-cased, each tag once. */
 export const normalizeTags = (tags: string[]) => [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))]
 
-function searchTerms(search: string | null, labels: Record<string, string>, latestNames: string[] = []): SearchTerm[] {
+// Person properties read as their latest value unless named `initial`, so PostHog lets a search word that is part of
+// "latest" find every person property whose name does not contain "initial".
+function searchTerms(
+  search: string | null,
+  labels: Record<string, string>,
+  latestMeansNotInitial = false,
+): SearchTerm[] {
   const words = (search ?? '').toLowerCase().split(/\s+/).filter(Boolean)
   return words.map((word) => ({
     contains: word,
-    orNames: [
-      ...Object.keys(labels).filter((name) => labels[name].toLowerCase().includes(word)),
-      ...('latest'.includes(word) ? latestNames : []),
-    ],
+    orNames: Object.keys(labels).filter((name) => labels[name].toLowerCase().includes(word)),
+    ...(latestMeansNotInitial && 'latest'.includes(word) ? { orLacks: 'initial' } : {}),
   }))
 }
 
@@ -383,14 +403,15 @@ export function createDefinitionService(deps: {
         const all = sessionDefinitions(p)
         return { count: all.length, results: all.slice(offset, offset + limit) }
       }
-      const excludedNames = [...ALWAYS_HIDDEN_PROPERTIES, ...p.excludedProperties]
+      // The always-hidden names are event properties ingestion adds; a person's `$initial_referrer` is listed.
+      const excludedNames = [...(p.kind === 'event' ? ALWAYS_HIDDEN_PROPERTIES : []), ...p.excludedProperties]
       if (p.excludeCoreProperties) excludedNames.push(...Object.keys(CORE_PROPERTY_LABELS))
       const { count, rows } = await store.listPropertyDefinitions(
         teamId,
         {
           type: PROPERTY_KINDS[p.kind],
           groupTypeIndex: p.kind === 'group' ? (p.groupTypeIndex ?? 0) : -1,
-          search: searchTerms(p.search, CORE_PROPERTY_LABELS, p.kind === 'person' ? LATEST_PERSON_PROPERTIES : []),
+          search: searchTerms(p.search, CORE_PROPERTY_LABELS, p.kind === 'person'),
           eventNames: p.eventNames,
           onlySeenOnEvents: p.filterByEventNames,
           names: p.properties,
@@ -467,14 +488,23 @@ export function createDefinitionService(deps: {
         posthogEvents: p.eventType === 'event' ? null : p.eventType === 'event_posthog',
         excludeHidden: p.excludeHidden,
         excludedNames: p.excludedNames,
+        names: p.names,
+        seenSince: p.excludeStale ? new Date(clock().getTime() - STALE_EVENT_DAYS * 24 * HOUR_MS).toISOString() : null,
         tags: p.tags,
       }
-      const { count, rows } = await store.listEventDefinitions(teamId, filter, p.ordering, limit, offset)
+      const ordering = eventOrdering(p.ordering, filter.search.length > 0)
+      const { count, rows } = await store.listEventDefinitions(teamId, filter, ordering, limit, offset)
       const users = await usersById(rows.flatMap((r) => [r.owner, r.updated_by, r.verified_by, r.created_by]))
       return { count, results: rows.map((r) => toEventDefinition(r, users)) }
     },
 
     getEventDefinition: async (teamId: number, id: string) => eventDefinitionOut(await requireEvent(teamId, id)),
+
+    async getEventDefinitionByName(teamId: number, name: string) {
+      const row = await store.getEventDefinitionByName(teamId, name)
+      if (!row) throw new NotFound()
+      return eventDefinitionOut(row)
+    },
 
     async createEventDefinition(actor: Actor, teamId: number, input: EventDefinitionCreate) {
       const now = clock().toISOString()

@@ -67,10 +67,14 @@ export type PropertyDefinitionRow = Selectable<PropertyDefinitionTable>
 export type EventDefinitionRow = Selectable<EventDefinitionTable>
 type Db = Kysely<MetaDatabase & DefinitionTables>
 
-/** One search word: the name contains `contains` (ignoring case), or is one of `orNames` (matched by its label). */
+/**
+ * One search word: the name contains `contains` (ignoring case), or is one of `orNames` (matched by its label), or,
+ * when `orLacks` is set, does not contain that text (PostHog's "latest" finds every person property not `initial`).
+ */
 export interface SearchTerm {
   contains: string
   orNames: string[]
+  orLacks?: string
 }
 
 export interface PropertyListFilter {
@@ -90,6 +94,10 @@ export interface PropertyListFilter {
 
 export interface EventListFilter {
   search: SearchTerm[]
+  /** Exact names to keep; empty keeps every name. */
+  names: string[]
+  /** Keep only definitions seen since this instant, or never seen (declared by hand); null keeps all. */
+  seenSince: string | null
   /** true: only names starting with `$`; false: only the others; null: both. */
   posthogEvents: boolean | null
   excludeHidden: boolean
@@ -97,7 +105,10 @@ export interface EventListFilter {
   tags: string[]
 }
 
-export type EventOrdering = { field: 'name' | 'last_seen_at' | 'last_seen_date'; descending: boolean }
+export type EventOrdering = {
+  field: 'name' | 'name_length' | 'last_seen_at' | 'last_seen_date' | 'created_at' | 'created_date'
+  descending: boolean
+}
 
 export interface DiscoveredProperty {
   name: string
@@ -129,6 +140,8 @@ function searchCondition<T extends 'property_definitions' | 'event_definitions'>
   const ref = eb.ref(column as never)
   const options = [sql<SqlBool>`lower(${ref}) like ${containsPattern(term.contains.toLowerCase())} escape '\\'`]
   if (term.orNames.length > 0) options.push(sql<SqlBool>`${ref} in (${sql.join(term.orNames)})`)
+  if (term.orLacks)
+    options.push(sql<SqlBool>`lower(${ref}) not like ${containsPattern(term.orLacks.toLowerCase())} escape '\\'`)
   return eb.or(options)
 }
 
@@ -183,6 +196,9 @@ export function createDefinitionStore(metaDb: Kysely<MetaDatabase>) {
       }
       if (f.excludeHidden) conditions.push(eb('hidden', '=', 0))
       if (f.excludedNames.length > 0) conditions.push(eb('name', 'not in', f.excludedNames))
+      if (f.names.length > 0) conditions.push(eb('name', 'in', f.names))
+      if (f.seenSince !== null)
+        conditions.push(eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '>', f.seenSince)]))
       if (f.tags.length > 0) {
         // Tags are stored as a JSON array of strings, so a quoted tag can only match a whole element.
         const hasTag = (tag: string) => sql<SqlBool>`tags like ${containsPattern(JSON.stringify(tag))} escape '\\'`
@@ -375,10 +391,13 @@ export function createDefinitionStore(metaDb: Kysely<MetaDatabase>) {
       for (const o of ordering) {
         const direction = o.descending ? sql`desc` : sql`asc`
         if (o.field === 'name') q = q.orderBy(sql`name ${direction}`)
+        else if (o.field === 'name_length') q = q.orderBy(sql`length(name) ${direction}`)
         else {
           // Never-seen definitions (created by hand) sort last either way, on both dialects.
-          const value = o.field === 'last_seen_date' ? sql`substr(last_seen_at, 1, 10)` : sql`last_seen_at`
-          q = q.orderBy(sql`case when last_seen_at is null then 1 else 0 end`).orderBy(sql`${value} ${direction}`)
+          const column = o.field === 'created_at' || o.field === 'created_date' ? sql`created_at` : sql`last_seen_at`
+          const byDay = o.field === 'last_seen_date' || o.field === 'created_date'
+          const value = byDay ? sql`substr(${column}, 1, 10)` : column
+          q = q.orderBy(sql`case when ${column} is null then 1 else 0 end`).orderBy(sql`${value} ${direction}`)
         }
       }
       const rows = await q.orderBy('id').limit(limit).offset(offset).execute()
