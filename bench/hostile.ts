@@ -13,22 +13,31 @@
  *    traffic), without credentials or with project B's: an lz64 bomb, 7,000 levels of nested JSON in an event,
  *    `/flags` with 4 MB of person properties, a catastrophic-backtracking regex flag in project B, HogQL nested
  *    100,000 parentheses deep, and 15 MB of HogQL. The attacker sends one request at a time, back to back (at
- *    most 5,000 per attack), each on a new connection. Goals for each: answers 4xx within 1 s, the process stays up, RSS grows by under
- *    100 MB, and A's `/flags` and capture p99 ≤ 2× the baseline measured just before the attack.
+ *    most 5,000 per attack), each on a new connection, from a process of its own (bench/hostile-attacker.ts: in
+ *    this one its client work delayed the timing of A's requests). Goals for each: answers 4xx within 1 s, the
+ *    process stays up, RSS grows by under 100 MB, and A's `/flags` and capture p99 ≤ 2× normal.
  *
- * Each attack also reports the server's CPU and bytes read per attack request past its baseline phase (the same
- * ordinary traffic as long): figures that hold on a loaded machine, where the p99 ratios do not.
+ *    Each attack phase sits between two phases of the same traffic with nothing hostile running, as long as it:
+ *    the baseline just before and the control just after. "Normal" p99 is the mean of theirs, and the control's
+ *    ratio to the baseline shows how far two quiet phases differ. The server's RSS rises and falls by up to
+ *    ~170 MB within 15 s with A's own traffic (a young generation of up to 192 MB, old-space collections), so a
+ *    phase's growth (peak − start) says where that saw-tooth was when the phase began; the RSS attributed to an
+ *    attack is how far its phase's peak rises above the mean of the quiet phases' peaks. Each attack also reports
+ *    the server's CPU (all threads and the main thread, whose event loop A's requests wait for) and bytes read per
+ *    attack request past the quiet phases': figures that hold on a loaded machine, where the p99 ratios do not.
  *
  * BENCH_DURATION (s, default 20) sets part 1's phases' length, BENCH_ATTACK_DURATION (default 15) each attack's and
  * its baseline's, BENCH_RATE (default 500) the paced rate of each of the two streams, BENCH_QUERY_CLIENTS
  * (default 3) the query clients; BENCH_PART=1 or 2 runs one part only; BENCH_ATTACKS (e.g. `2,5`) runs only those
  * attacks of part 2 (by position).
  */
+import { fork } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
+import { fileURLToPath } from 'node:url'
 import { setup } from './flags-setup.js'
 import { bytesRead, lz64Bomb, probe, request, rssMb, statusSummary, watchRss } from './hostile-lib.js'
-import { cpuSeconds, percentile, printTable, realisticEvent, type Server, startServer } from './lib.js'
+import { cpuSeconds, percentile, printTable, realisticEvent, type Server, startServer, threadCpu } from './lib.js'
 import { type PacedResult, pacedLoad } from './paced.js'
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 20)
@@ -391,6 +400,59 @@ async function projectB(server: Server): Promise<ProjectB> {
   return { id: project.id, token: project.api_token }
 }
 
+/** The attacker in a process of its own (bench/hostile-attacker.ts), started and ready to go. */
+async function startAttacker(server: Server, requests: ReturnType<Attack['requests']>, localAddress: string) {
+  const child = fork(fileURLToPath(new URL('./hostile-attacker.ts', import.meta.url)), {
+    execArgv: ['--import', 'tsx'],
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const next = () =>
+    new Promise<unknown>((resolve, reject) => {
+      child.once('message', resolve)
+      child.once('exit', (code) => reject(new Error(`attacker exited (${code})`)))
+    })
+  const ready = next()
+  child.send({
+    setup: {
+      url: server.url,
+      requests: requests.map((r) => ({ path: r.path, headers: r.headers, body: new Uint8Array(r.body) })),
+      localAddress,
+      max: MAX_ATTACK_REQUESTS,
+      timeoutMs: ATTACK_TIMEOUT_MS,
+    },
+  })
+  await ready
+  return {
+    /** Attacks for `durationMs`; resolves with every answer's status and time once the last is in. */
+    go(durationMs: number) {
+      const result = next() as Promise<{ statuses: number[]; times: number[]; first: string }>
+      child.send({ go: durationMs })
+      return result
+    },
+    stop: () => {
+      if (child.connected) child.send({ stop: true })
+    },
+    end: () => {
+      if (child.exitCode === null) child.kill()
+    },
+  }
+}
+
+/** A phase of A's traffic, with the server's RSS, CPU (all threads, and the main thread's) and bytes read in it. */
+async function measuredTraffic(target: Target) {
+  const pid = target.server.child.pid as number
+  const rss = watchRss(pid)
+  const before = { cpu: cpuSeconds(pid), main: threadCpu(pid).main, read: bytesRead(pid) }
+  const result = await traffic(target, ATTACK_S)
+  const used = {
+    cpu: cpuSeconds(pid) - before.cpu,
+    main: threadCpu(pid).main - before.main,
+    read: bytesRead(pid) - before.read,
+  }
+  return { traffic: result, memory: rss.stop(), used }
+}
+
 async function attacks(): Promise<[string, string][]> {
   let target = await prepare()
   let b = await projectB(target.server)
@@ -398,92 +460,103 @@ async function attacks(): Promise<[string, string][]> {
   for (const [n, attack] of ATTACKS.entries()) {
     if (CHOSEN.length > 0 && !CHOSEN.includes(n)) continue
     const { server } = target
-    const pid = server.child.pid as number
-    // The machine's speed drifts with others' work: each attack gets a baseline of its own, just before it.
-    const baselineLoad = load()
-    const baselineRss = watchRss(pid)
-    const baselineUse = { cpu: cpuSeconds(pid), read: bytesRead(pid) }
-    const baseline = await traffic(target, ATTACK_S)
-    const baselineCpu = cpuSeconds(pid) - baselineUse.cpu
-    const baselineRead = bytesRead(pid) - baselineUse.read
-    const baselineMemory = baselineRss.stop()
-    const requests = attack.requests(server, b)
-    const localAddress = `127.0.0.${n + 2}`
-    const statuses: number[] = []
-    const times: number[] = []
+    // The machine's speed drifts with others' work, and the server's memory grows and shrinks with A's own
+    // traffic: each attack gets a phase with nothing hostile running just before it (the baseline) and one just
+    // after it (the control), each as long as the attack.
+    const loads = [load()]
+    const baseline = await measuredTraffic(target)
+    const attacker = await startAttacker(server, attack.requests(server, b), `127.0.0.${n + 2}`)
     let exited = false
     const onExit = () => {
       exited = true
+      attacker.stop()
     }
     server.child.once('exit', onExit)
-    const startLoad = load()
-    const rss = watchRss(pid)
-    const attackUse = { cpu: cpuSeconds(pid), read: bytesRead(pid) }
-    const end = performance.now() + ATTACK_S * 1000
-    const attacker = (async () => {
-      for (let i = 0; i < MAX_ATTACK_REQUESTS && performance.now() < end && !exited; i++) {
-        const r = requests[i % requests.length]
-        const answer = await request({
-          url: `${server.url}${r.path}`,
-          headers: r.headers,
-          body: r.body,
-          localAddress,
-          timeoutMs: ATTACK_TIMEOUT_MS,
-        })
-        statuses.push(answer.status)
-        times.push(answer.ms)
-        if (i === 0) rows.push([`${attack.name}: first answer`, answer.body.slice(0, 120).replace(/\s+/g, ' ')])
-      }
-    })()
-    const during = await traffic(target, ATTACK_S)
-    await attacker
-    // The attack phase's server CPU and bytes read past the baseline's (the same ordinary traffic, as long), per
-    // attack request: what a refusal costs, a figure that holds on a loaded machine where p99 ratios do not.
-    const exitedEarly = exited
-    const attackCpu = exitedEarly ? Number.NaN : cpuSeconds(pid) - attackUse.cpu
-    const attackRead = exitedEarly ? Number.NaN : bytesRead(pid) - attackUse.read
-    const memory = rss.stop()
+    loads.push(load())
+    const attacked = attacker.go(ATTACK_S * 1000)
+    const during = await measuredTraffic(target)
+    const { statuses, times, first } = await attacked
+    attacker.end()
     server.child.off('exit', onExit)
+    loads.push(load())
+    const control = exited ? undefined : await measuredTraffic(target)
+    loads.push(load())
+    rows.push([`${attack.name}: first answer`, first])
+
+    const growth = (m: { first: number; peak: number }) => m.peak - m.first
+    const quiet = control ? [baseline, control] : [baseline]
+    const quietPeak = quiet.reduce((sum, phase) => sum + phase.memory.peak, 0) / quiet.length
+    const quietP99 = (pick: (t: Traffic) => PacedResult) =>
+      quiet.reduce((sum, phase) => sum + pick(phase.traffic).p99, 0) / quiet.length
+    const latency = (label: string, pick: (t: Traffic) => PacedResult): [string, string][] => {
+      const normal = quietP99(pick)
+      const d = pick(during.traffic).p99
+      const bl = pick(baseline.traffic).p99
+      const c = control ? pick(control.traffic).p99 : Number.NaN
+      return [
+        [`  A's ${label} p99 (ms): baseline / during / control`, `${ms(bl)} / ${ms(d)} / ${control ? ms(c) : '—'}`],
+        [
+          `  A's ${label} p99 ratio, during ÷ mean of baseline and control (goal ≤ 2); control ÷ baseline`,
+          `${ratio(d, normal)}; ${control ? ratio(c, bl) : '—'}`,
+        ],
+      ]
+    }
+    const perRequest = (a: number, q: number) => (((a - q) / Math.max(1, statuses.length)) * 1000).toFixed(3)
+    const quietUse = (pick: (u: typeof baseline.used) => number) =>
+      quiet.reduce((sum, phase) => sum + pick(phase.used), 0) / quiet.length
     // The tarpit answers a flood's refusals past its first ones TARPIT_MS (100 ms) late: what came sooner is the burst
     // the attacker got at full speed.
     const fast = times.filter((t) => t < 100).length
+    const sorted = [...times].sort((x, y) => x - y)
     rows.push(
       [`${attack.name}: answers`, statusSummary(statuses)],
       ['  answers in under 100 ms (at full speed) / later', `${fast} / ${times.length - fast}`],
       [
         '  answer time p50 / max (ms; goal: max ≤ 1,000)',
-        `${ms(
-          percentile(
-            times.sort((x, y) => x - y),
-            50,
-          ),
-        )} / ${ms(times[times.length - 1] ?? 0)}`,
+        `${ms(percentile(sorted, 50))} / ${ms(sorted[sorted.length - 1] ?? 0)}`,
       ],
       [
-        '  server RSS (MB): before / peak / after; growth (goal < 100)',
+        '  server RSS (MB) in the attack: start / peak / end; growth',
         exited
-          ? `${mb(memory.first)} / ${mb(memory.peak)} / —; THE SERVER EXITED`
-          : `${mb(memory.first)} / ${mb(memory.peak)} / ${mb(memory.last)}; ${mb(memory.peak - memory.first)}`,
-      ],
-      ['  server RSS growth in the baseline just before (MB)', mb(baselineMemory.peak - baselineMemory.first)],
-      [
-        '  server CPU (ms) and bytes read (KB) per attack request, past the baseline phase',
-        `${(((attackCpu - baselineCpu) / Math.max(1, statuses.length)) * 1000).toFixed(3)} ms; ` +
-          `${((attackRead - baselineRead) / Math.max(1, statuses.length) / 1024).toFixed(1)} KB ` +
-          `(server CPU ${baselineCpu.toFixed(2)} → ${attackCpu.toFixed(2)} s)`,
+          ? `${mb(during.memory.first)} / ${mb(during.memory.peak)} / —; THE SERVER EXITED`
+          : `${mb(during.memory.first)} / ${mb(during.memory.peak)} / ${mb(during.memory.last)}; ` +
+            mb(growth(during.memory)),
       ],
       [
-        "  A's /flags p99, during / baseline (ms); ratio (goal ≤ 2)",
-        `${ms(during.flags.p99)} / ${ms(baseline.flags.p99)}; ${ratio(during.flags.p99, baseline.flags.p99)}`,
+        '  server RSS growth (MB): baseline / control (nothing hostile, as long)',
+        `${mb(growth(baseline.memory))} / ${control ? mb(growth(control.memory)) : '—'}`,
       ],
       [
-        "  A's capture p99, during / baseline (ms); ratio (goal ≤ 2)",
-        `${ms(during.capture.p99)} / ${ms(baseline.capture.p99)}; ${ratio(during.capture.p99, baseline.capture.p99)}`,
+        '  server RSS peak (MB): baseline / attack / control',
+        `${mb(baseline.memory.peak)} / ${mb(during.memory.peak)} / ${control ? mb(control.memory.peak) : '—'}`,
       ],
-      ['  machine load average: baseline start / attack start / end', `${baselineLoad} / ${startLoad} / ${load()}`],
       [
-        "  A's failed requests (flags, capture, health)",
-        `${during.flags.errors}, ${during.capture.errors}, ${during.health.failed}`,
+        "  server RSS attributable to the attack (MB, goal < 100): attack's peak − mean of the quiet phases' peaks",
+        mb(during.memory.peak - quietPeak),
+      ],
+      [
+        '  server CPU (s), all threads / main thread: baseline / attack / control',
+        `${baseline.used.cpu.toFixed(2)} / ${during.used.cpu.toFixed(2)} / ` +
+          `${control ? control.used.cpu.toFixed(2) : '—'}` +
+          ` — main ${baseline.used.main.toFixed(2)} / ${during.used.main.toFixed(2)} / ` +
+          `${control ? control.used.main.toFixed(2) : '—'}`,
+      ],
+      [
+        '  per attack request past the no-attack phases: server CPU, main thread (ms); bytes read (KB)',
+        `${perRequest(
+          during.used.cpu,
+          quietUse((u) => u.cpu),
+        )}, ${perRequest(
+          during.used.main,
+          quietUse((u) => u.main),
+        )}; ` + `${((during.used.read - quietUse((u) => u.read)) / Math.max(1, statuses.length) / 1024).toFixed(1)}`,
+      ],
+      ...latency('/flags', (t) => t.flags),
+      ...latency('capture', (t) => t.capture),
+      ['  machine load average: baseline start / attack start / end / control end', loads.join(' / ')],
+      [
+        "  A's failed requests (flags, capture, health) in the attack",
+        `${during.traffic.flags.errors}, ${during.traffic.capture.errors}, ${during.traffic.health.failed}`,
       ],
     )
     if (exited && n < ATTACKS.length - 1) {
@@ -508,7 +581,8 @@ if (PART !== '2') {
 if (PART !== '1') {
   const rows = await attacks()
   printTable(
-    `Attacks from another address while A's /flags and capture run at ${RATE} req/s each (${ATTACK_S} s each, after a baseline as long)`,
+    `Attacks from another address while A's /flags and capture run at ${RATE} req/s each (${ATTACK_S} s each, ` +
+      'between a baseline and a control as long)',
     rows,
   )
 }
