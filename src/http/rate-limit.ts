@@ -25,14 +25,25 @@ const SWEEP_INTERVAL_MS = 60_000
 const MAX_REMEMBERED_BLOCKS = 10_000
 /**
  * Refusals (429s) or counted failures a subject (an address, or query credentials) gets at once in a window; each
- * one past this is answered TARPIT_MS late. A client sending back to back as fast as it is answered (a flood) then
- * sends at most ten requests a second; no SDK retries a 429 that often (they wait for Retry-After or back off).
- * The first ones come as a burst at full speed: at 50, a flood of over-deep events (~1 ms each) or unreadable
- * HogQL (~2 ms each) took 50–100 ms of the request thread almost at once, beside other projects' traffic. Only
- * refusals and failures are ever slowed, so a low threshold costs good traffic nothing.
+ * one past this is answered late: TARPIT_MS, doubled every TARPIT_DOUBLING more, up to TARPIT_MAX_MS. A client
+ * sending back to back as fast as it is answered (a flood) then sends ten requests a second, and within about
+ * seven seconds two; no SDK retries a 429 that often (they wait for Retry-After or back off). The first ones come
+ * as a burst at full speed: at 50, a flood of over-deep events (~1 ms each) or unreadable HogQL (~2 ms each) took
+ * 50–100 ms of the request thread almost at once, beside other projects' traffic. A refused query is read and
+ * parsed before it is refused (~2–5 ms of the request thread for a 200 KB body), so ten a second still held the
+ * thread 2–5% of the time in chunks as long as other projects' p99; two a second, under 1%. Only refusals and
+ * failures are ever slowed, so a low threshold costs good traffic nothing.
  */
 export const TARPIT_AFTER = 20
 export const TARPIT_MS = 100
+export const TARPIT_DOUBLING = 10
+export const TARPIT_MAX_MS = 500
+
+/** How late the `count`-th refusal or failure of a subject in its window is answered (ms; 0: at once). */
+export function tarpitDelay(count: number): number {
+  if (count <= TARPIT_AFTER) return 0
+  return Math.min(TARPIT_MAX_MS, TARPIT_MS * 2 ** Math.floor((count - TARPIT_AFTER - 1) / TARPIT_DOUBLING))
+}
 /** Answers held back at once (in this process); past this, the next refusal is answered at once. */
 const MAX_TARPITTED = 256
 
@@ -227,8 +238,8 @@ function taskIdOf(req: FastifyRequest): string {
  *   refused for the rest of the minute by each process that has seen it fail (no store read on this path);
  * - the query API: per personal API key per minute and per hour, and per project at once.
  * A refusal made as the request arrives leaves the body unread (closeUnread), and past TARPIT_AFTER refusals or
- * failures in a window the subject's answers come TARPIT_MS late, so that one client sending back to back sends at
- * most ten a second.
+ * failures in a window the subject's answers come late (tarpitDelay: 100 ms, growing to 500 ms), so that one
+ * client sending back to back sends at most ten a second, then two.
  */
 export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLimitConfig; trustedProxies: number }) {
   const { limiter, limits } = deps
@@ -283,44 +294,50 @@ export function createRequestLimits(deps: { limiter: RateLimiter; limits: RateLi
   /** Refusals answered per subject in its window: `subject` → how many and until when (ms). */
   const refusals = new Map<string, { count: number; until: number }>()
   let tarpitted = 0
-  /** Counts one refusal of `subject` in a window ending at `until` (ms); true when it is to be answered late. */
-  const isTarpitted = (subject: string, until: number): boolean => {
+  /**
+   * Counts one refusal of `subject` in a window ending at `until` (ms); returns how late to answer it (ms; 0: at
+   * once, as when MAX_TARPITTED answers are already held).
+   */
+  const tarpitOf = (subject: string, until: number): number => {
     const at = limiter.now()
     let seen = refusals.get(subject)
     if (seen === undefined || seen.until <= at) {
       // A subject still being slowed down when its window ended (within the last minute) starts the next one
-      // slowed down: a flood gets its TARPIT_AFTER answers at full speed once, not again at every new minute.
+      // as slowed down as it was: a flood gets its TARPIT_AFTER answers at full speed once, not again at every
+      // new minute.
       const isCarried = seen !== undefined && seen.count > TARPIT_AFTER && at - seen.until < MINUTE_MS
       if (refusals.size >= MAX_REMEMBERED_BLOCKS) {
         for (const [k, v] of refusals) if (v.until + MINUTE_MS <= at) refusals.delete(k)
         if (refusals.size >= MAX_REMEMBERED_BLOCKS) refusals.clear()
       }
-      seen = { count: isCarried ? TARPIT_AFTER : 0, until }
+      seen = { count: isCarried && seen ? seen.count : 0, until }
       refusals.set(subject, seen)
     }
     seen.count++
-    return seen.count > TARPIT_AFTER && tarpitted < MAX_TARPITTED
+    return tarpitted < MAX_TARPITTED ? tarpitDelay(seen.count) : 0
   }
-  const later = (then: () => void) => {
+  const later = (delay: number, then: () => void) => {
     tarpitted++
     setTimeout(() => {
       tarpitted--
       then()
-    }, TARPIT_MS)
+    }, delay)
   }
   /**
-   * Answers a refusal made as the request arrived: at once, or TARPIT_MS late once `subject` has been refused
+   * Answers a refusal made as the request arrived: at once, or late (tarpitDelay) once `subject` has been refused
    * TARPIT_AFTER times in this window (`wait` seconds are left of it).
    */
   const answerRefusal = (subject: string, wait: number, error: Error, done: (err?: Error) => void) => {
-    if (!isTarpitted(subject, limiter.now() + wait * 1000)) return done(error)
-    later(() => done(error))
+    const delay = tarpitOf(subject, limiter.now() + wait * 1000)
+    if (delay <= 0) return done(error)
+    later(delay, () => done(error))
   }
   const isPersonalKeyRoute = (req: FastifyRequest) => typeof req.routeOptions.config?.scope === 'string'
-  /** Counts one failure of `subject` in the current minute; past TARPIT_AFTER, resolves TARPIT_MS later. */
+  /** Counts one failure of `subject` in the current minute; past TARPIT_AFTER, resolves tarpitDelay later. */
   const slowDownFailure = async (subject: string) => {
     const windowEnd = (Math.floor(limiter.now() / MINUTE_MS) + 1) * MINUTE_MS
-    if (isTarpitted(subject, windowEnd)) await new Promise<void>((resolve) => later(resolve))
+    const delay = tarpitOf(subject, windowEnd)
+    if (delay > 0) await new Promise<void>((resolve) => later(delay, resolve))
   }
 
   async function release(req: FastifyRequest) {
