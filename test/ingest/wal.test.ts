@@ -265,3 +265,70 @@ describe('the first captures after a start', () => {
     }
   })
 })
+
+describe('moving a segment with new persons into the store', () => {
+  it('inserts its tables one after another, never side by side, and every row arrives', async () => {
+    const dir = tempDir()
+    const store = openEventStore(`chdb:${path.join(dir, 'chdb')}`)
+    await migrateEventStore(store)
+    // Counts the inserts running at once on the real store.
+    let running = 0
+    let most = 0
+    const tables: string[] = []
+    const watched =
+      <A extends unknown[]>(insert: (table: string, ...rest: A) => Promise<void>) =>
+      async (table: string, ...rest: A) => {
+        running++
+        most = Math.max(most, running)
+        tables.push(table)
+        try {
+          await insert(table, ...rest)
+        } finally {
+          running--
+        }
+      }
+    store.insertTabSeparated = watched(store.insertTabSeparated.bind(store))
+    store.insertJsonEachRow = watched(store.insertJsonEachRow.bind(store))
+    const committer = createCommitter({ events: store, walDir: path.join(dir, 'wal'), drainDelayMs: 10 })
+    try {
+      const personId = crypto.randomUUID()
+      const batch = {
+        events: [eventRow({ uuid: crypto.randomUUID(), distinct_id: 'new-1', person_id: personId })],
+        persons: [
+          {
+            team_id: 1,
+            id: personId,
+            properties: '{"plan":"pro"}',
+            created_at: '2026-11-22 10:00:00.000000',
+            is_identified: 0,
+            is_deleted: 0,
+            version: 0,
+          },
+        ],
+        distinctIds: [{ team_id: 1, distinct_id: 'new-1', person_id: personId, is_deleted: 0, version: 0 }],
+        groups: [
+          {
+            team_id: 1,
+            group_type_index: 0,
+            group_key: 'acme',
+            group_properties: '{}',
+            created_at: '2026-11-22 10:00:00.000000',
+            version: 0,
+          },
+        ],
+      }
+      expect(await committer.commit(batch)).toEqual({ inserted: 1 })
+      await committer.flushPending()
+      expect(tables.sort()).toEqual(['events', 'groups', 'person_distinct_ids', 'persons'])
+      expect(most).toBe(1)
+      const counts = await store.query<[number, number, number, number]>(
+        `SELECT (SELECT count() FROM events), (SELECT count() FROM persons), (SELECT count() FROM person_distinct_ids),
+                (SELECT count() FROM groups)`,
+      )
+      expect(counts.rows[0].map(Number)).toEqual([1, 1, 1, 1])
+    } finally {
+      await committer.close()
+      await store.close()
+    }
+  })
+})

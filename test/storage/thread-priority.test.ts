@@ -3,7 +3,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createChdbEventStore } from '../../src/storage/events/chdb.js'
-import { deprioritizeEngineThreads } from '../../src/storage/events/thread-priority.js'
+import {
+  deprioritizeEngineThreads,
+  deprioritizePoolThreads,
+  poolThreadIds,
+} from '../../src/storage/events/thread-priority.js'
 
 const threads = () =>
   fs.readdirSync('/proc/self/task').map((tid) => ({
@@ -27,15 +31,23 @@ describe.runIf(process.platform === 'linux')('engine thread priority', () => {
     fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  it("lowers the engine's threads and leaves Node's own threads (the request thread first) alone", async () => {
+  it("lowers the engine's threads and the thread pool's, and leaves Node's other threads (the request thread first) alone", async () => {
     await store.query('SELECT count() FROM numbers(100000)')
     deprioritizeEngineThreads(7)
+    await deprioritizePoolThreads(7)
+    // The pool's threads, found as the lowering finds them (an fs call reads the id of the thread it runs on).
+    const pool = await poolThreadIds()
+    expect(pool.size).toBe(Number(process.env.UV_THREADPOOL_SIZE) || 4)
+    expect(pool.has(process.pid)).toBe(false)
     const all = threads()
     const engine = all.filter((t) => t.name !== 'node')
     expect(engine.length).toBeGreaterThan(0)
     for (const t of engine) expect([7, undefined]).toContain(niceOf(t.tid))
     expect(os.getPriority(process.pid)).toBe(0)
-    for (const t of all.filter((x) => x.name === 'node')) expect([0, undefined]).toContain(niceOf(t.tid))
+    for (const tid of pool) expect([7, undefined]).toContain(niceOf(tid))
+    for (const t of all.filter((x) => x.name === 'node' && !pool.has(x.tid))) {
+      expect([0, undefined]).toContain(niceOf(t.tid))
+    }
   })
 
   it("runs a query's threads at the query's own nicer priority, and the periodic lowering keeps it", async () => {
