@@ -11,6 +11,7 @@ import { Center, Stack, Table, Text, Title, UnstyledButton } from '@mantine/core
 import { useMemo } from 'react'
 import { Chart } from '../charts/Chart'
 import { Empty } from '../States'
+import classes from './InsightChart.module.css'
 import {
   breakdownLabel,
   type FunnelStep,
@@ -60,9 +61,14 @@ function resultsOf(result: unknown): unknown {
   return result
 }
 
+// Made once: `toLocaleString` builds a new formatter on every call, and a table of a month by five series called it
+// hundreds of times per answer (a quarter of the page's script time when an insight was recomputed).
+const INTEGER = new Intl.NumberFormat('en-US')
+const DECIMAL = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 })
+
 export const formatNumber = (v: unknown): string => {
   if (typeof v !== 'number') return v === null || v === undefined ? '—' : String(v)
-  return Number.isInteger(v) ? v.toLocaleString('en-US') : v.toLocaleString('en-US', { maximumFractionDigits: 2 })
+  return Number.isInteger(v) ? INTEGER.format(v) : DECIMAL.format(v)
 }
 
 export function InsightChart({ query, result, height = 320, onPointClick }: InsightChartProps) {
@@ -237,16 +243,19 @@ function ValueCell({
   point: InsightPoint
   onPointClick?: (point: InsightPoint) => void
 }) {
-  if (!onPointClick) return <>{formatNumber(value)}</>
+  const text = formatNumber(value)
+  if (!onPointClick) return <>{text}</>
+  // A plain button (the component library's resolves its style props on every render, and a series table has one
+  // per data point).
   return (
-    <UnstyledButton
-      fz="sm"
-      td="underline"
+    <button
+      type="button"
+      className={classes.value}
       onClick={() => onPointClick(point)}
-      aria-label={`${formatNumber(value)} (${point.label}): show persons`}
+      aria-label={`${text} (${point.label}): show persons`}
     >
-      {formatNumber(value)}
-    </UnstyledButton>
+      {text}
+    </button>
   )
 }
 
@@ -318,11 +327,11 @@ export function SeriesTable({
         <Table.Thead>
           <Table.Tr>
             <Table.Th>Series</Table.Th>
-            {lifecycle ? null : <Table.Th ta="right">Total</Table.Th>}
+            {lifecycle ? null : <th className={classes.head}>Total</th>}
             {labels.map((l) => (
-              <Table.Th key={l} ta="right">
+              <th key={l} className={classes.head}>
                 {l}
-              </Table.Th>
+              </th>
             ))}
           </Table.Tr>
         </Table.Thead>
@@ -334,15 +343,15 @@ export function SeriesTable({
                 <Table.Th scope="row" fw={500}>
                   {name}
                 </Table.Th>
-                {lifecycle ? null : <Table.Td ta="right">{formatNumber(s.count)}</Table.Td>}
+                {lifecycle ? null : <td className={classes.cell}>{formatNumber(s.count)}</td>}
                 {s.data.map((v, j) => (
-                  <Table.Td key={String(s.days[j] ?? labels[j])} ta="right">
+                  <td key={String(s.days[j] ?? labels[j])} className={classes.cell}>
                     <ValueCell
                       value={v}
                       point={{ resultIndex: i, dataIndex: j, label: `${name}, ${labels[j]}`, value: v }}
                       onPointClick={s.action === null || v === 0 ? undefined : onPointClick}
                     />
-                  </Table.Td>
+                  </td>
                 ))}
               </Table.Tr>
             )

@@ -21,7 +21,7 @@ import {
   Title,
 } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { memo, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react'
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router'
 import { api, get, type Page, type QueryResponse, qs, runQueryOrTakeEarly } from '../../api'
 import { loadECharts } from '../../components/charts/Chart'
@@ -185,7 +185,6 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
   const [name, setName] = useState(insight?.name ?? '')
   const [tags, setTags] = useState<string[]>(insight?.tags ?? [])
   const [favorited, setFavorited] = useState(insight?.favorited ?? false)
-  const [point, setPoint] = useState<InsightPoint | null>(null)
 
   // Stable across renders (the latest query and address read at call time), so the editor's memoised controls
   // re-render only when their own part of the query changed.
@@ -215,13 +214,6 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
   })
 
   const body = useMemo(() => runnable(source), [source])
-  const result = useQuery({
-    ...resultQuery(projectId, body),
-    // the previous result stays while the next is computed, unless it is of another kind of insight
-    placeholderData: (previous, previousQuery) =>
-      (previousQuery?.queryKey[2] as InsightNode | undefined)?.kind === body.kind ? previous : undefined,
-  })
-  const results = result.data?.results
 
   const save = useMutation({
     mutationFn: async () => {
@@ -326,6 +318,42 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
       <Card withBorder padding="md" data-testid="insight-editor">
         <QueryEditor projectId={projectId} source={source} patch={patch} />
       </Card>
+      <ResultCard projectId={projectId} source={source} body={body} derived={derived} />
+    </Stack>
+  )
+}
+
+/**
+ * The chart and table of the result, with the persons behind a clicked point. It is the only part of the screen
+ * that subscribes to the result: an answer arriving (or its "Calculating…" badge) re-renders this card, not the
+ * editor's controls above it.
+ */
+const ResultCard = memo(function ResultCard({
+  projectId,
+  source,
+  body,
+  derived,
+}: {
+  projectId: number
+  source: InsightNode
+  body: InsightNode
+  derived: string
+}) {
+  const [point, setPoint] = useState<InsightPoint | null>(null)
+  const result = useQuery({
+    ...resultQuery(projectId, body),
+    // the previous result stays while the next is computed, unless it is of another kind of insight
+    placeholderData: (previous, previousQuery) =>
+      (previousQuery?.queryKey[2] as InsightNode | undefined)?.kind === body.kind ? previous : undefined,
+  })
+  const results = result.data?.results
+  // The table of the numbers below the chart is drawn in a render of its own once the chart is, so a new answer's
+  // chart is not held back by the table's hundreds of cells.
+  const tableResults = useDeferredValue(results)
+  const tableSource = useDeferredValue(source)
+  const tableKind = tableSource.kind as InsightKind
+  return (
+    <>
       <Card withBorder padding="md">
         <Group justify="space-between" mb="xs">
           <Text size="sm" c="dimmed">
@@ -344,10 +372,10 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
         ) : (
           <Stack gap="md" data-testid="insight-result">
             <InsightChart query={source} result={results} onPointClick={setPoint} />
-            {kind === 'TrendsQuery' || kind === 'StickinessQuery' || kind === 'LifecycleQuery' ? (
-              <MemoSeriesTable query={source} result={results} onPointClick={setPoint} />
+            {tableKind === 'TrendsQuery' || tableKind === 'StickinessQuery' || tableKind === 'LifecycleQuery' ? (
+              <MemoSeriesTable query={tableSource} result={tableResults} onPointClick={setPoint} />
             ) : null}
-            {kind === 'FunnelsQuery' ? <FunnelTable results={results} onPointClick={setPoint} /> : null}
+            {tableKind === 'FunnelsQuery' ? <FunnelTable results={tableResults} onPointClick={setPoint} /> : null}
           </Stack>
         )}
       </Card>
@@ -357,9 +385,9 @@ function Editor({ projectId, insight }: { projectId: number; insight: SavedInsig
         actorsQuery={point ? actorsQueryFor(body, results, point) : null}
         onClose={() => setPoint(null)}
       />
-    </Stack>
+    </>
   )
-}
+})
 
 // Not drawn again when the editor re-renders for another reason (a keystroke in the name) with the same answer.
 const MemoSeriesTable = memo(SeriesTable)
