@@ -106,7 +106,7 @@ function checkProperty(raw: unknown, aggregation: number | null, ctx: FilterCont
   }
   if (operator === 'in' || operator === 'not_in') {
     fail(
-      `Invalid operator "${operator}" for a ${type} property: "${operator}" is for cohorts; use "exact" or "is_not" with a list of values.`,
+      `The '${operator}' operator is only valid for cohort properties, not '${type}' properties.`,
       'invalid_operator',
     )
   }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import { MethodNotAllowed } from '../http/errors.js'
 import { errorAnswer } from '../http/openapi.js'
 import { pageParams, paginate } from '../http/pagination.js'
@@ -114,6 +115,23 @@ export function flagRoutes(deps: { flags: FlagService; activity: ActivityPages; 
         },
         async (req) =>
           deps.flags.update(req.project.id, actorOf(req), (req.params as { id: number }).id, req.body as FlagUpdate),
+      )
+      app.get(
+        `${prefix}/:id/remote_config/`,
+        {
+          schema: {
+            summary: 'A remote-config flag’s payload',
+            description:
+              'The payload a remote-configuration flag serves (its `true` payload, as JSON text), by flag id or key.',
+            tags,
+            params: Type.Object({ projectId: Type.String(), id: Type.String() }),
+          },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req, reply) => {
+          const payload = await deps.flags.remoteConfig(req.project.id, (req.params as { id: string }).id)
+          return reply.type('application/json').send(JSON.stringify(payload))
+        },
       )
       app.get(
         `${prefix}/:id/activity/`,

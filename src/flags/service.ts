@@ -121,7 +121,7 @@ function withCohortNames(filters: FlagFilters, names: ReadonlyMap<number, string
 const CONFLICT_FIELDS = ['key', 'name', 'filters', 'active', 'deleted', 'ensure_experience_continuity'] as const
 
 export function createFlagService(deps: {
-  flags: Pick<FlagStore, 'list' | 'get' | 'getLiveByKey' | 'insert' | 'update' | 'allForTeam'>
+  flags: Pick<FlagStore, 'list' | 'get' | 'getLiveByKey' | 'insert' | 'update' | 'allForTeam' | 'activeExperimentIds'>
   cohorts: Pick<CohortStore, 'allForTeam'>
   groupTypeIndexes: (teamId: number) => Promise<number[]>
   users: Pick<UserStore, 'get'>
@@ -219,7 +219,7 @@ export function createFlagService(deps: {
     if (key === '') throw new ValidationError('This field may not be blank.', 'key', 'blank')
     if (!KEY_PATTERN.test(key)) {
       throw new ValidationError(
-        'Only letters, numbers, hyphens ("-") & underscores ("_") are allowed.',
+        'Only letters, numbers, hyphens (-) & underscores (_) are allowed.',
         'key',
         'invalid_key',
       )
@@ -261,6 +261,15 @@ export function createFlagService(deps: {
     },
     async get(teamId: number, id: number): Promise<FeatureFlag> {
       return toApi(await load(teamId, id))
+    },
+    /** A remote-config flag's payload (the `true` payload, as JSON text), found by id or by key; null when unset. */
+    async remoteConfig(teamId: number, idOrKey: string): Promise<unknown> {
+      const row = /^\d+$/.test(idOrKey)
+        ? await deps.flags.get(teamId, Number(idOrKey))
+        : await deps.flags.getLiveByKey(teamId, idOrKey)
+      if (!row || row.deleted === 1) throw new NotFound()
+      const payloads = (JSON.parse(row.filters) as { payloads?: Record<string, unknown> }).payloads ?? {}
+      return payloads.true ?? null
     },
     async create(teamId: number, actor: Actor, input: FlagCreate): Promise<FeatureFlag> {
       await checkKey(teamId, input.key, null)
@@ -323,6 +332,14 @@ export function createFlagService(deps: {
       }
       if (input.active !== undefined) patch.active = input.active ? 1 : 0
       if (input.deleted !== undefined) patch.deleted = input.deleted ? 1 : 0
+      if (patch.deleted === 1 && before.deleted === 0) {
+        const experiments = await deps.flags.activeExperimentIds(teamId, id)
+        if (experiments.length > 0) {
+          throw new ValidationError(
+            `Cannot delete a feature flag that is linked to active experiment(s) with ID(s): ${experiments.join(', ')}. Please delete the experiment(s) before deleting the flag.`,
+          )
+        }
+      }
       if (input.ensure_experience_continuity !== undefined) {
         patch.ensure_experience_continuity = input.ensure_experience_continuity ? 1 : 0
       }

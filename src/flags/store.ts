@@ -71,6 +71,13 @@ export function createFlagStore(meta: Kysely<MetaDatabase>) {
       ])
       return { total: Number(counted.n), rows }
     },
+    /** The ids of the team's experiments (not deleted) that run on this flag, oldest first. */
+    async activeExperimentIds(teamId: number, flagId: number): Promise<number[]> {
+      const { rows } = await sql<{ id: number }>`
+        select id from experiments where team_id = ${teamId} and feature_flag_id = ${flagId} and deleted = 0 order by id
+      `.execute(db)
+      return rows.map((r) => Number(r.id))
+    },
     /** Every flag of a team, deleted ones included (the evaluator needs them to resolve dependencies). */
     allForTeam: (teamId: number) =>
       db.selectFrom('feature_flags').selectAll().where('team_id', '=', teamId).orderBy('id').execute(),

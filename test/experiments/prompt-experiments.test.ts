@@ -260,6 +260,8 @@ describe('create_from_prompt/', () => {
     expect(first.json()).toMatchObject({ name: 'my-prompt: v2, v4 (latency, cost)', feature_flag_key: key })
     const second = await post({ versions: [2, 4], templates: ['latency', 'cost'] })
     expect(second.json().feature_flag_key).toBe(`${key}-2`)
+    // PostHog refuses to delete a flag an active experiment runs on, so the experiment goes first
+    expect((await call('PATCH', `experiments/${second.json().id}/`, { deleted: true })).statusCode).toBe(200)
     expect((await call('PATCH', `feature_flags/${second.json().feature_flag.id}/`, { deleted: true })).statusCode).toBe(
       200,
     )

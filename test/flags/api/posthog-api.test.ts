@@ -122,6 +122,35 @@ describe('release condition validation', () => {
     expect(res.json()).toMatchObject({ code: 'invalid_regex', attr: 'filters' })
   })
 
+  it.each(['in', 'not_in'])('test_cant_create_flag_with_in_operator_for_person_properties: %s', async (operator) => {
+    const res = await withProperty(`beta-person-${operator}`, {
+      key: 'email',
+      operator,
+      value: ['user1@example.com', 'user2@example.com'],
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toEqual({
+      type: 'validation_error',
+      code: 'invalid_operator',
+      detail: `The '${operator}' operator is only valid for cohort properties, not 'person' properties.`,
+      attr: 'filters',
+    })
+  })
+
+  it.each(['foo?bar=baz', 'foo/bar', 'foo\\bar', 'foo.bar', 'foo bar'])(
+    'test_cant_create_flag_with_key_with_invalid_characters: %s',
+    async (key) => {
+      const res = await post({ name: 'Beta feature', key })
+      expect(res.statusCode).toBe(400)
+      expect(res.json()).toEqual({
+        type: 'validation_error',
+        code: 'invalid_key',
+        detail: 'Only letters, numbers, hyphens (-) & underscores (_) are allowed.',
+        attr: 'key',
+      })
+    },
+  )
+
   it('test_create_flag_with_in_operator_on_person_property', async () => {
     const res = await withProperty('in-on-person', { key: 'plan', operator: 'in', value: ['pro'] })
     expect(res.statusCode).toBe(400)
@@ -294,5 +323,49 @@ describe('lists and activity', () => {
     expect(flag.filters.groups[0].properties[0]).toMatchObject({ value: cohort.id, cohort_name: 'Paying customers' })
     const listed = (await get(`${base}/?search=named-cohort`)).json()
     expect(listed.results[0].filters.groups[0].properties[0].cohort_name).toBe('Paying customers')
+  })
+})
+
+describe('deleting and remote config', () => {
+  it('test_soft_delete_flag_blocked_with_active_experiment', async () => {
+    const flag = await created({
+      key: 'flag2',
+      filters: {
+        groups: [{ properties: [], rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'control', rollout_percentage: 50 },
+            { key: 'test', rollout_percentage: 50 },
+          ],
+        },
+      },
+    })
+    const experiment = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/experiments/`,
+      headers: t.auth,
+      payload: { name: 'uses flag2', feature_flag_key: 'flag2', parameters: {} },
+    })
+    expect(experiment.statusCode, experiment.body).toBe(201)
+    const res = await patch(flag.id, { deleted: true })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().detail).toBe(
+      `Cannot delete a feature flag that is linked to active experiment(s) with ID(s): ${experiment.json().id}. Please delete the experiment(s) before deleting the flag.`,
+    )
+    expect((await get(`${base}/${flag.id}/`)).json().deleted).toBe(false)
+  })
+
+  it('test_remote_config_with_personal_api_key, test_remote_config_returns_not_found_for_unknown_flag', async () => {
+    const flag = await created({
+      key: 'my-remote-config-flag',
+      is_remote_configuration: true,
+      filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '{"test": true}' } },
+    })
+    for (const idOrKey of ['my-remote-config-flag', String(flag.id)]) {
+      const res = await get(`${base}/${idOrKey}/remote_config`)
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toBe('{"test": true}')
+    }
+    expect((await get(`${base}/nonexistent_key/remote_config`)).statusCode).toBe(404)
   })
 })
