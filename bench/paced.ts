@@ -11,7 +11,6 @@
  * held a core for several milliseconds at a time, and the kernel often queued the server behind it.
  */
 import net from 'node:net'
-import { percentile } from './lib.js'
 
 export interface PacedResult {
   rps: number
@@ -19,6 +18,28 @@ export interface PacedResult {
   p99: number
   max: number
   errors: number
+}
+
+export interface PacedRun extends PacedResult {
+  /** Every request's latency in ms, sorted (to pool runs: the p99 of several phases together). */
+  latencies: Float64Array
+}
+
+/** The p-th percentile of sorted latencies (as `percentile` in lib.ts, for a typed array). */
+export function percentileOf(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+}
+
+/** The latencies of several runs as one sorted list. */
+export function pooled(results: readonly PacedRun[]): Float64Array {
+  const all = new Float64Array(results.reduce((n, r) => n + r.latencies.length, 0))
+  let at = 0
+  for (const r of results) {
+    all.set(r.latencies, at)
+    at += r.latencies.length
+  }
+  return all.sort()
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n')
@@ -42,7 +63,7 @@ export async function pacedLoad(options: {
   headers: Record<string, string>
   bodies: string[]
   connections?: number
-}): Promise<PacedResult> {
+}): Promise<PacedRun> {
   const target = new URL(options.url)
   const maxConnections = options.connections ?? 256
   const headerLines = Object.entries(options.headers)
@@ -66,17 +87,18 @@ export async function pacedLoad(options: {
   const waiting: number[] = []
   const start = performance.now()
 
-  return new Promise<PacedResult>((resolve, reject) => {
+  return new Promise<PacedRun>((resolve, reject) => {
     const finish = () => {
       const elapsed = (performance.now() - start) / 1000
       for (const connection of all) connection.socket.destroy()
-      const sorted = Array.from(latencies).sort((a, b) => a - b)
+      const sorted = latencies.sort()
       resolve({
         rps: total / elapsed,
-        p50: percentile(sorted, 50),
-        p99: percentile(sorted, 99),
+        p50: percentileOf(sorted, 50),
+        p99: percentileOf(sorted, 99),
         max: sorted[sorted.length - 1] ?? 0,
         errors,
+        latencies: sorted,
       })
     }
     const complete = (connection: Connection) => {
