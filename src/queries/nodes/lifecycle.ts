@@ -106,17 +106,30 @@ export async function lifecycleActivity(
     `timestamp < ${localInstantHogQL(addLocal(last, interval, 1))}`,
     groupIndex === undefined ? `ifNull(toString(properties.$process_person_profile), '') != 'false'` : `${actor} != ''`,
   ])
-  const perPerson =
-    `SELECT ${actor} AS actor, min(${createdAt}) AS created_at, ` +
-    `arraySort(groupUniqArray(${trunc('timestamp')})) AS all_activity, ` +
+  const statuses =
     `arrayPopBack(arrayPushFront(all_activity, ${trunc('created_at')})) AS previous_activity, ` +
     `arrayPopFront(arrayPushBack(all_activity, ${trunc("toDateTime('1970-01-01 00:00:00')")})) AS following_activity, ` +
     `arrayMap((previous, current, index) -> if(previous = current, 'new', if(current - ${one} = previous AND index != 1, 'returning', 'resurrecting')), previous_activity, all_activity, arrayEnumerate(all_activity)) AS initial_status, ` +
     `arrayMap((current, next) -> if(current + ${one} = next, '', 'dormant'), all_activity, following_activity) AS dormant_status, ` +
     `arrayMap(x -> x + ${one}, arrayFilter((current, is_dormant) -> is_dormant = 'dormant', all_activity, dormant_status)) AS dormant_periods, ` +
     `arrayJoin(arrayConcat(arrayZip(all_activity, initial_status), arrayZip(dormant_periods, arrayMap(x -> 'dormant', dormant_periods)))) AS pair, ` +
-    `tupleElement(pair, 1) AS start_of_period, tupleElement(pair, 2) AS status ` +
-    `FROM ${eventsFrom(sampling)} WHERE ${where} GROUP BY actor`
+    'tupleElement(pair, 1) AS start_of_period, tupleElement(pair, 2) AS status'
+  // Persons: each distinct id's active intervals first (one pass over the events, grouped by the events' own
+  // column), then the distinct ids joined to their current person — and that person's created_at — once each, and
+  // the intervals of a person's distinct ids merged. The same answer as grouping the events by `person_id`, which
+  // joins every event to the distinct ids and to the persons (2.1× the hand-written SQL at 10M events;
+  // docs/benchmarks.md, "Insights"). Groups are their own key on the events.
+  const activity =
+    groupIndex === undefined
+      ? 'SELECT pdi.person_id AS actor, min(pdi.person.created_at) AS created_at, ' +
+        'arraySort(groupUniqArrayArray(e.periods)) AS all_activity ' +
+        `FROM (SELECT distinct_id, groupUniqArray(${trunc('timestamp')}) AS periods FROM ${eventsFrom(sampling)} ` +
+        `WHERE ${where} GROUP BY distinct_id) AS e ` +
+        'INNER JOIN person_distinct_ids AS pdi ON e.distinct_id = pdi.distinct_id GROUP BY actor'
+      : `SELECT ${actor} AS actor, min(${createdAt}) AS created_at, ` +
+        `arraySort(groupUniqArray(${trunc('timestamp')})) AS all_activity ` +
+        `FROM ${eventsFrom(sampling)} WHERE ${where} GROUP BY actor`
+  const perPerson = `SELECT actor, created_at, all_activity, ${statuses} FROM (${activity})`
   return { perPerson, range, interval, series, sampling, toggled, groupIndex }
 }
 
@@ -126,7 +139,8 @@ export function createLifecycleRunner(deps: InsightDeps): NodeRunner {
     const insight = await loadInsightContext(ctx, deps)
     const { perPerson, range, interval, series, sampling, toggled } = await lifecycleActivity(node, insight, ctx, run)
     const executed = await run(
-      `SELECT toString(start_of_period) AS period, status, count(DISTINCT actor) AS counts FROM (${perPerson}) ` +
+      // one row per (actor, interval, status): a count of rows is a count of actors
+      `SELECT toString(start_of_period) AS period, status, count() AS counts FROM (${perPerson}) ` +
         'GROUP BY period, status LIMIT 50000',
       ctx,
     )

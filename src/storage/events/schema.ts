@@ -18,6 +18,9 @@ const MATERIALIZED_PROPERTIES: readonly { property: string; lowCardinality: bool
   { property: '$host', lowCardinality: true },
   { property: '$current_url', lowCardinality: false },
   { property: '$pathname', lowCardinality: false },
+  // read by every lifecycle insight (events sent without a person profile do not count): almost always absent or
+  // true/false, so the column is a few bytes where the JSON of every event would be parsed
+  { property: '$process_person_profile', lowCardinality: true },
 ]
 
 /** Event property → its column on the events table (what the HogQL printer reads instead of the JSON). */
