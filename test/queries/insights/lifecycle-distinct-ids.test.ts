@@ -58,6 +58,48 @@ describe('LifecycleQuery over persons with several distinct ids', () => {
     })
   })
 
+  it('gives the same statuses over a range too long for the bit masks (75 days read)', async () => {
+    const res = await postQuery(t, {
+      query: { ...source, dateRange: { date_from: '2023-11-25', date_to: '2024-02-06' } },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const { results } = res.json()
+    // Nov 25 … Feb 6 is 74 days, read from Nov 24; nothing happens before Feb 1, then Feb 1 … 6 as above, with
+    // eve's creation day now shown: new on Feb 1
+    expect(results[0].days).toHaveLength(74)
+    expect(results[0].days.slice(-6)).toEqual([
+      '2024-02-01',
+      '2024-02-02',
+      '2024-02-03',
+      '2024-02-04',
+      '2024-02-05',
+      '2024-02-06',
+    ])
+    const zeros = new Array(68).fill(0)
+    expect(byStatus(results)).toEqual({
+      new: [...zeros, 1, 1, 0, 0, 0, 0],
+      returning: [...zeros, 0, 1, 1, 0, 0, 0],
+      resurrecting: [...zeros, 0, 0, 0, 0, 1, 0],
+      dormant: [...zeros, 0, 0, -1, -1, 0, -1],
+    })
+  })
+
+  it('monthly: both new in February, dormant in March', async () => {
+    const res = await postQuery(t, {
+      query: { ...source, interval: 'month', dateRange: { date_from: '2024-01-01', date_to: '2024-03-31' } },
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    const { results } = res.json()
+    // months Jan, Feb, Mar, read from Dec 2023: eve and fay were created in February and active only then
+    expect(results[0].days).toEqual(['2024-01-01', '2024-02-01', '2024-03-01'])
+    expect(byStatus(results)).toEqual({
+      new: [0, 2, 0],
+      returning: [0, 0, 0],
+      resurrecting: [0, 0, 0],
+      dormant: [0, 0, -2],
+    })
+  })
+
   it('gives the one person behind a data point, with both distinct ids', async () => {
     const res = await postQuery(t, {
       query: {
