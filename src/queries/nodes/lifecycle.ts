@@ -138,14 +138,14 @@ export async function lifecycleActivity(
 }
 
 /**
- * The persons' statuses when the intervals read fit in 64 bits (days, weeks or months; at most 63 shown): interval
- * k (0 = the one before the first shown) is bit k of a mask per distinct id — OR-ed over its events, then over the
- * person's distinct ids — instead of a set of interval starts per distinct id merged per person (on the benchmark's
- * 10M events, 15 % less CPU for the whole query; docs/benchmarks.md, "Insights"). The statuses are the same rules as
- * on the interval starts, on the indices: the first active interval is `new` if it is the creation interval, else
- * `resurrecting`; a later one `returning` if the interval before it was active, else `resurrecting`; the interval
- * after each active one that is followed by none is `dormant`. Rows as the general form's, `start_of_period` the
- * interval's start (a Date).
+ * The persons' statuses when the intervals read fit in 64 bits (days, weeks or months; at most 63 shown): interval k (0
+ * = the one before the first shown) is bit k of a mask per distinct id — OR-ed over its events, then over the person's
+ * distinct ids — instead of a set of interval starts per distinct id merged per person (on the benchmark's 10M events,
+ * about a quarter less CPU for the whole query; docs/benchmarks.md, "Insights"). The statuses are the same rules as on
+ * the interval starts, on the indices: the first active interval is `new` if it is the creation interval, else
+ * `resurrecting`; a later one `returning` if the interval before it was active, else `resurrecting`; the interval after
+ * each active one that is followed by none is `dormant`. Rows as the general form's, `start_of_period` the interval's
+ * start (a Date).
  */
 function maskedActivity(
   where: string,
