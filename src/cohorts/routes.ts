@@ -57,8 +57,20 @@ export function cohortRoutes(deps: {
       }
       return ids
     }
+    /** The distinct ids of the persons matching these person property filters (a static cohort from a query). */
+    async function distinctIdsByProperties(req: FastifyRequest, filters: unknown[]): Promise<string[]> {
+      const ids: string[] = []
+      const properties = JSON.stringify(filters)
+      for (let offset = 0; offset < MAX_STATIC_COPY; offset += MEMBERS_PAGE) {
+        const page = await deps.persons.list(teamOf(req), { properties, limit: MEMBERS_PAGE, offset }, false)
+        for (const person of page.results) ids.push(...person.distinct_ids)
+        if (!page.hasMore) break
+      }
+      return ids
+    }
     const lookupsOf = (req: FastifyRequest) => ({
       distinctIdsByEmail: (emails: string[]) => distinctIdsByEmail(req, emails),
+      distinctIdsByProperties: (filters: unknown[]) => distinctIdsByProperties(req, filters),
     })
     const actorOf = (req: { auth: { user: { id: number } }; project: { organization_id: string } }): CohortActor => ({
       userId: req.auth.user.id,

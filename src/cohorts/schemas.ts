@@ -21,6 +21,8 @@ export const CohortInput = Type.Object({
   deleted: Type.Optional(Type.Boolean()),
   distinct_ids: Type.Optional(DistinctIds),
   csv: Type.Optional(Type.String()),
+  /** A static cohort's members as a query: PostHog's `ActorsQuery` with person property filters. */
+  query: Type.Optional(Type.Unknown()),
 })
 export type CohortInput = Static<typeof CohortInput>
 

@@ -21,6 +21,8 @@ import {
 export interface MemberLookups {
   /** the distinct ids of the persons whose `email` property is one of these */
   distinctIdsByEmail?: (emails: string[]) => Promise<string[]>
+  /** the distinct ids of the persons matching these person property filters */
+  distinctIdsByProperties?: (filters: unknown[]) => Promise<string[]>
 }
 
 export interface CohortActor {
@@ -221,7 +223,25 @@ export function createCohortService(deps: {
         throw new ValidationError('Matching persons by email needs the persons store: upload distinct ids.', 'csv')
       }
     }
+    if (input.query !== undefined) ids.push(...(await queryMembers(input.query, lookups)))
     return [...new Set(ids)]
+  }
+
+  // PostHog fills a static cohort from an `ActorsQuery`; Burrow reads its person property filters.
+  const isRecord = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+  async function queryMembers(query: unknown, lookups: MemberLookups): Promise<string[]> {
+    if (!isRecord(query) || query.kind !== 'ActorsQuery') {
+      throw new ValidationError('Only an ActorsQuery can fill a static cohort.', 'query')
+    }
+    const properties = query.properties ?? []
+    if (!Array.isArray(properties) || !properties.every((p) => isRecord(p) && p.type === 'person')) {
+      throw new ValidationError('The query may only filter on person properties.', 'query')
+    }
+    if (!lookups.distinctIdsByProperties) {
+      throw new ValidationError('Filling a cohort from a query needs the persons store.', 'query')
+    }
+    return lookups.distinctIdsByProperties(properties)
   }
 
   async function personsDistinctIds(teamId: number, personIds: string[]): Promise<string[]> {
@@ -279,6 +299,9 @@ export function createCohortService(deps: {
       lookups: MemberLookups = {},
     ): Promise<CohortRecord> {
       const isStatic = input.is_static === true
+      if (!isStatic && input.query !== undefined) {
+        throw new ValidationError('Only static cohorts can be filled from a query.', 'query')
+      }
       const members = await membersOf(teamId, input, lookups)
       if (!isStatic && members.length > 0) {
         throw new ValidationError('Only static cohorts take a list of distinct ids.', 'distinct_ids')

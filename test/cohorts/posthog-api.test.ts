@@ -518,3 +518,23 @@ describe('lists, activity and copies', () => {
     })
   })
 })
+
+describe('static cohorts from a query', () => {
+  const actorsQuery = {
+    kind: 'ActorsQuery',
+    properties: [{ key: '$query_prop', value: 'something', type: 'person', operator: 'exact' }],
+  }
+
+  it('test_creating_update_and_calculating_with_new_cohort_query: the persons the query finds', async () => {
+    await capture('query-1', { $query_prop: 'something' })
+    await capture('query-2', { $query_prop: 'not it' })
+    await t.burrow.committer.flushPending()
+    const cohort = await created({ name: 'cohort A', is_static: true, query: actorsQuery })
+    const persons = (await get(`${base}/${cohort.id}/persons/?cohort=${cohort.id}`)).json()
+    expect(persons.results.map((p: { distinct_ids: string[] }) => p.distinct_ids)).toEqual([['query-1']])
+  })
+
+  it('test_creating_update_and_calculating_with_new_cohort_query_dynamic_error', async () => {
+    expect((await post({ name: 'cohort A', query: actorsQuery })).statusCode).toBe(400)
+  })
+})
