@@ -47,7 +47,14 @@ export function flagRoutes(deps: { flags: FlagService; activity: ActivityPages; 
           const query = req.query as FlagListQuery
           const { limit, offset } = pageParams(query, 100)
           const active = query.active === 'true' ? true : query.active === 'false' ? false : undefined
-          const page = await deps.flags.list(req.project.id, { limit, offset, search: query.search, active })
+          const page = await deps.flags.list(req.project.id, {
+            limit,
+            offset,
+            search: query.search,
+            active,
+            type: query.type,
+            createdBy: query.created_by_id,
+          })
           return paginate(req.url, deps.siteUrl, page.count, page.results, limit, offset)
         },
       )

@@ -8,6 +8,8 @@ export const FlagListQuery = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0 })),
   search: Type.Optional(Type.String()),
   active: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('STALE')])),
+  type: Type.Optional(Type.Union([Type.Literal('boolean'), Type.Literal('multivariant'), Type.Literal('experiment')])),
+  created_by_id: Type.Optional(Type.Integer({ minimum: 1 })),
 })
 export type FlagListQuery = Static<typeof FlagListQuery>
 

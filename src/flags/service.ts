@@ -9,7 +9,7 @@ import type { UserStore } from '../users/store.js'
 import type { DefinitionsCache } from './cache.js'
 import { validateFlagFilters } from './filters-validation.js'
 import type { FeatureFlag, FlagCreate, FlagUpdate } from './schemas.js'
-import type { FlagRow, FlagStore, NewFlagRow } from './store.js'
+import type { FlagListFilter, FlagRow, FlagStore, NewFlagRow } from './store.js'
 import type { FlagDefinition, FlagFilters } from './types.js'
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -253,7 +253,7 @@ export function createFlagService(deps: {
     toApi: (row: FlagRow) => toApi(row),
     async list(
       teamId: number,
-      query: { limit: number; offset: number; search?: string; active?: boolean },
+      query: Omit<FlagListFilter, 'limit' | 'offset'> & { limit: number; offset: number },
     ): Promise<Omit<Page<FeatureFlag>, 'next' | 'previous'>> {
       const { total, rows } = await deps.flags.list(teamId, query)
       const names = rows.some((row) => usesCohorts(row.filters)) ? await projectCohortNames(teamId) : new Map()

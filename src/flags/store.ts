@@ -40,8 +40,12 @@ export type FlagRow = Selectable<FeatureFlagTable>
 export type NewFlagRow = Omit<FlagRow, 'id'>
 
 export interface FlagListFilter {
+  /** matches the key, the name, or the name of an experiment (not deleted) running on the flag */
   search?: string
   active?: boolean
+  /** boolean: no variants; multivariant: variants; experiment: an experiment (not deleted) runs on it */
+  type?: 'boolean' | 'multivariant' | 'experiment'
+  createdBy?: number
   limit: number
   offset: number
 }
@@ -56,8 +60,23 @@ export function createFlagStore(meta: Kysely<MetaDatabase>) {
     if (filter.search) {
       // ESCAPE names the escape character: SQLite has none by default, so `_` would match any character
       const pattern = likePattern(filter.search)
-      q = q.where(sql<boolean>`(lower(key) like ${pattern} escape '\\' or lower(name) like ${pattern} escape '\\')`)
+      q = q.where(
+        sql<boolean>`(lower(key) like ${pattern} escape '\\' or lower(name) like ${pattern} escape '\\' or exists (
+          select 1 from experiments e where e.feature_flag_id = feature_flags.id and e.team_id = feature_flags.team_id
+            and e.deleted = 0 and lower(e.name) like ${pattern} escape '\\'))`,
+      )
     }
+    // Stored filters are normalized JSON, so a flag without variants holds exactly `"multivariate":null`.
+    const withoutVariants = sql<boolean>`filters like ${'%"multivariate":null%'}`
+    if (filter.type === 'boolean') q = q.where(withoutVariants)
+    if (filter.type === 'multivariant') q = q.where(sql<boolean>`not (${withoutVariants})`)
+    if (filter.type === 'experiment') {
+      q = q.where(
+        sql<boolean>`exists (select 1 from experiments e where e.feature_flag_id = feature_flags.id
+          and e.team_id = feature_flags.team_id and e.deleted = 0)`,
+      )
+    }
+    if (filter.createdBy !== undefined) q = q.where('created_by', '=', filter.createdBy)
     return q
   }
 

@@ -369,3 +369,76 @@ describe('deleting and remote config', () => {
     expect((await get(`${base}/nonexistent_key/remote_config`)).statusCode).toBe(404)
   })
 })
+
+describe('list filters (a project of its own)', () => {
+  let l: TestApp
+  let listBase: string
+  const keys = async (query: string) =>
+    (await l.burrow.app.inject({ url: `${listBase}/?${query}`, headers: l.auth }))
+      .json()
+      .results.map((f: { key: string }) => f.key)
+  const make = async (payload: Record<string, unknown>) => {
+    const res = await l.burrow.app.inject({ method: 'POST', url: `${listBase}/`, headers: l.auth, payload })
+    expect(res.statusCode, res.body).toBe(201)
+  }
+  const twoVariants = {
+    groups: [{ properties: [], rollout_percentage: 100 }],
+    multivariate: {
+      variants: [
+        { key: 'control', rollout_percentage: 50 },
+        { key: 'test', rollout_percentage: 50 },
+      ],
+    },
+  }
+
+  beforeAll(async () => {
+    l = await startTestApp()
+    listBase = `/api/projects/${l.creds.project_id}/feature_flags`
+    await make({ key: 'red_button' })
+    await make({ key: 'green_button', active: false })
+    await make({ key: 'purple_button', filters: twoVariants })
+    await make({ key: 'experiment_flag', filters: twoVariants })
+    await make({ key: 'deleted_experiment_flag', filters: twoVariants })
+    for (const [name, key] of [
+      ['unique_experiment_name', 'experiment_flag'],
+      ['deleted_unique_experiment', 'deleted_experiment_flag'],
+    ]) {
+      const res = await l.burrow.app.inject({
+        method: 'POST',
+        url: `/api/projects/${l.creds.project_id}/experiments/`,
+        headers: l.auth,
+        payload: { name, feature_flag_key: key, parameters: {} },
+      })
+      expect(res.statusCode, res.body).toBe(201)
+      if (name.startsWith('deleted')) {
+        const gone = await l.burrow.app.inject({
+          method: 'PATCH',
+          url: `/api/projects/${l.creds.project_id}/experiments/${res.json().id}/`,
+          headers: l.auth,
+          payload: { deleted: true },
+        })
+        expect(gone.statusCode).toBe(200)
+      }
+    }
+  }, 180_000)
+  afterAll(() => l?.close())
+
+  it('test_get_flags_with_type_filters', async () => {
+    // newest first: boolean flags have no variants; an experiment counts only while it is not deleted
+    expect(await keys('type=boolean')).toEqual(['green_button', 'red_button'])
+    expect(await keys('type=multivariant')).toEqual(['deleted_experiment_flag', 'experiment_flag', 'purple_button'])
+    expect(await keys('type=experiment')).toEqual(['experiment_flag'])
+  })
+
+  it('test_get_flags_with_search: by key, and by the name of an experiment that is not deleted', async () => {
+    expect(await keys('active=true&search=_button')).toEqual(['purple_button', 'red_button'])
+    expect(await keys('search=unique_experiment_name')).toEqual(['experiment_flag'])
+    expect(await keys('search=deleted_unique_experiment')).toEqual([])
+  })
+
+  it('test_get_flags_with_active_and_created_by_id_filters', async () => {
+    const me = await l.burrow.stores.users.getByEmail(l.creds.email)
+    expect(await keys(`created_by_id=${me?.id}&active=false`)).toEqual(['green_button'])
+    expect(await keys(`created_by_id=${(me?.id ?? 0) + 1000}`)).toEqual([])
+  })
+})
