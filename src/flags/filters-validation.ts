@@ -227,6 +227,19 @@ function checkPayloads(raw: unknown, variants: readonly FlagVariant[]): Record<s
 /** Validates and normalises a flag's filters; throws ValidationError(attr `filters`) with the first problem. */
 export function validateFlagFilters(raw: unknown, ctx: FilterContext): FlagFilters {
   if (!isObject(raw)) return fail('Filters must be an object.')
+  // A property of another kind than the flag aggregates by is PostHog's first complaint, before the group type.
+  const wanted = raw.aggregation_group_type_index
+  if (typeof wanted === 'number' && Array.isArray(raw.groups)) {
+    for (const condition of raw.groups) {
+      const properties = isObject(condition) && Array.isArray(condition.properties) ? condition.properties : []
+      for (const p of properties) {
+        if (!isObject(p) || p.type === undefined) continue
+        if (p.type !== 'group' || (typeof p.group_type_index === 'number' && p.group_type_index !== wanted)) {
+          fail('Filters are not valid (can only use group properties)')
+        }
+      }
+    }
+  }
   const aggregation = checkGroupTypeIndex(raw.aggregation_group_type_index, ctx, 'filters')
   const variants = checkVariants(raw.multivariate)
   const groups = checkConditions(raw.groups ?? [], 'groups', aggregation, variants, ctx) ?? []

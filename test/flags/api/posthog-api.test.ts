@@ -151,6 +151,29 @@ describe('release condition validation', () => {
     },
   )
 
+  it('test_validation_group_properties: a property of another kind than the aggregation is refused first', async () => {
+    const refused = {
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'Filters are not valid (can only use group properties)',
+      attr: 'filters',
+    }
+    const industry = { key: 'industry', value: 'finance', type: 'group', group_type_index: 0 }
+    const illegal = await post({
+      key: 'illegal-groups-flag',
+      filters: { aggregation_group_type_index: 3, groups: [{ properties: [industry] }] },
+    })
+    expect(illegal.json()).toEqual(refused)
+    const person = await post({
+      key: 'person-flag',
+      filters: {
+        aggregation_group_type_index: 0,
+        groups: [{ properties: [{ key: 'email', type: 'person', value: '@posthog.com', operator: 'icontains' }] }],
+      },
+    })
+    expect(person.json()).toEqual(refused)
+  })
+
   it('test_create_flag_with_in_operator_on_person_property', async () => {
     const res = await withProperty('in-on-person', { key: 'plan', operator: 'in', value: ['pro'] })
     expect(res.statusCode).toBe(400)
