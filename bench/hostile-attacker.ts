@@ -1,8 +1,8 @@
 /**
  * The attacker of bench/hostile.ts part 2, in a process of its own (forked with advanced serialization): its
  * requests (writing 4 MB bodies, reading answers, its garbage collections) then never delay the event loop that
- * sends and times project A's traffic. In the same process they did: the victims' latencies counted the
- * attacker's client work as the server's.
+ * sends and times project A's traffic. In the same process they shared it, and whatever of that client work
+ * delayed A's requests counted as the server's latency.
  *
  * The first message sets it up: `url` (the server), `requests` (path, headers, body; sent in turn),
  * `localAddress`, `max` requests, `timeoutMs` per answer; it answers `ready`. Then `{ go: durationMs }`: it sends

@@ -14,7 +14,7 @@
  *    `/flags` with 4 MB of person properties, a catastrophic-backtracking regex flag in project B, HogQL nested
  *    100,000 parentheses deep, and 15 MB of HogQL. The attacker sends one request at a time, back to back (at
  *    most 5,000 per attack), each on a new connection, from a process of its own (bench/hostile-attacker.ts: in
- *    this one its client work delayed the timing of A's requests). Goals for each: answers 4xx within 1 s, the
+ *    this one its client work shared the event loop that times A's requests). Goals for each: answers 4xx within 1 s, the
  *    process stays up, RSS grows by under 100 MB, and A's `/flags` and capture p99 ≤ 2× normal.
  *
  *    Each attack phase sits between two phases of the same traffic with nothing hostile running, as long as it:
