@@ -76,7 +76,8 @@ function checkProperty(raw: unknown, aggregation: number | null, ctx: FilterCont
         'behavioral_cohort_found',
       )
     }
-    return { ...raw, key: 'id', type, value: id, operator: operator ?? 'in' } as PropertyFilter
+    // an absent operator means `in`; it stays absent, as PostHog stores and shows it
+    return { ...raw, key: 'id', type, value: id, ...(operator !== null ? { operator } : {}) } as PropertyFilter
   }
   if (type === 'flag') {
     if (operator !== 'flag_evaluates_to') fail("Flag properties must use the 'flag_evaluates_to' operator")
@@ -124,12 +125,51 @@ function checkProperty(raw: unknown, aggregation: number | null, ctx: FilterCont
     if ((operator === 'regex' || operator === 'not_regex') && compileRegex(String(value)) === null) {
       fail(`Invalid regex pattern: ${String(value)}`, 'invalid_regex')
     }
+    if ((operator === 'regex' || operator === 'not_regex') && hasBadBound(String(value))) {
+      // PostHog's trial evaluation of the conditions fails on such a pattern: its answer has no attr
+      throw new ValidationError("Can't evaluate flag - please check release conditions", null)
+    }
   }
   if (operator === 'is_date_before' || operator === 'is_date_after') {
     if (parsePropertyDate(value, 'UTC', new Date()) === null)
       fail(`Invalid date value: ${pythonRepr(value)}`, 'invalid_date')
   }
   return { ...raw, key, type } as PropertyFilter
+}
+
+/**
+ * Whether a pattern has a `{` that opens a repetition bound (a digit follows it) but is no valid bound
+ * (`{m}`, `{m,}`, `{m,n}` with m ≤ n ≤ 255): RE2 reads such a brace as a literal, PostgreSQL's and Rust's regex
+ * engines, which evaluate PostHog's flags, refuse the pattern.
+ */
+export function hasBadBound(pattern: string): boolean {
+  let inClass = false
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    if (c === '\\') {
+      i++
+      continue
+    }
+    if (inClass) {
+      if (c === ']') inClass = false
+      continue
+    }
+    if (c === '[') {
+      inClass = true
+      // a `]` right after `[` or `[^` is a member, not the end
+      if (pattern[i + 1] === '^') i++
+      if (pattern[i + 1] === ']') i++
+      continue
+    }
+    if (c !== '{' || !/[0-9]/.test(pattern[i + 1] ?? '')) continue
+    const bound = /^\{(\d+)(?:(,)(\d*))?\}/.exec(pattern.slice(i))
+    if (!bound) return true
+    const min = Number(bound[1])
+    const max = bound[2] ? (bound[3] === '' ? min : Number(bound[3])) : min
+    if (min > 255 || max > 255 || max < min) return true
+    i += bound[0].length - 1
+  }
+  return false
 }
 
 function checkRollout(value: unknown, where: string): number | null {

@@ -72,37 +72,124 @@ function forSdk(flag: FlagDefinition, byId: Map<number, FlagDefinition>) {
   }
 }
 
-/** The definitions body and its ETag, built once per definitions load. */
-export function buildLocalEvaluationPayload(definitions: TeamDefinitions): LocalEvaluationPayload {
-  const memo = definitions.memo.get('local-evaluation') as LocalEvaluationPayload | undefined
+type Leaf = PropertyFilter & { negation?: boolean | null }
+type Node = { type?: string | null; values?: unknown[] } | Leaf
+const isGroupNode = (node: unknown): node is { type?: string | null; values: unknown[] } =>
+  typeof node === 'object' && node !== null && Array.isArray((node as { values?: unknown }).values)
+
+/** Every property of a cohort's tree. */
+function leavesOf(node: unknown): Leaf[] {
+  return isGroupNode(node) ? node.values.flatMap(leavesOf) : node && typeof node === 'object' ? [node as Leaf] : []
+}
+
+/** PostHog's clear_excess_levels: a group of one is its only member; deeper single groups keep their level. */
+function clearExcessLevels(node: Node, skip = false): Node {
+  if (!isGroupNode(node)) return node
+  if (node.values.length === 1) {
+    if (!skip) return clearExcessLevels(node.values[0] as Node)
+    return { ...node, values: node.values.map((v) => clearExcessLevels(v as Node)) }
+  }
+  return { ...node, values: node.values.map((v) => clearExcessLevels(v as Node, true)) }
+}
+
+/**
+ * For SDKs that do not ask for cohorts (no `send_cohorts`), PostHog writes a flag's only cohort condition as
+ * person-property conditions when the cohort is plain enough (person properties, no negation, an OR of ANDs);
+ * otherwise the conditions stay as they are and the SDK asks the server.
+ */
+function inlineCohort(flag: FlagDefinition, cohorts: TeamDefinitions['cohorts']): FlagDefinition['filters'] {
+  const conditions = flag.filters.groups ?? []
+  const ids = new Set<number>()
+  for (const c of conditions) {
+    for (const p of c.properties ?? []) if (p.type === 'cohort') ids.add(Number(p.value))
+  }
+  if (ids.size !== 1) return flag.filters
+  const cohort = cohorts.get([...ids][0])
+  if (!cohort || cohort.deleted || cohort.is_static || !cohort.filters?.properties) return flag.filters
+  let rollout: number | null | undefined = null
+  const parsed: Array<Record<string, unknown>> = []
+  for (const c of conditions) {
+    if (c.variant) return flag.filters
+    const props = c.properties ?? []
+    rollout = c.rollout_percentage
+    const hasCohort = props.some((p) => p.type === 'cohort')
+    if (hasCohort && props.length > 1) return flag.filters
+    if (!hasCohort) parsed.push(c as Record<string, unknown>)
+  }
+  const leaves = leavesOf(cohort.filters.properties)
+  if (leaves.length === 0 || leaves.some((p) => p.type !== 'person' || p.negation)) return flag.filters
+  const target = clearExcessLevels(cohort.filters.properties as Node)
+  const condition = (properties: unknown[]) => ({ properties, rollout_percentage: rollout })
+  if (!isGroupNode(target)) parsed.push(condition([target]))
+  else if (!isGroupNode(target.values[0])) {
+    if (target.type === 'AND') parsed.push(condition(target.values))
+    else for (const p of target.values) parsed.push(condition([p]))
+  } else {
+    if (target.type === 'AND') return flag.filters
+    for (const group of target.values) {
+      if (!isGroupNode(group)) return flag.filters
+      const values = group.values
+      if (values.length === 0 || isGroupNode(values[0]) || (group.type === 'OR' && values.length > 1)) {
+        return flag.filters
+      }
+      parsed.push(condition(values))
+    }
+  }
+  return { ...flag.filters, groups: parsed as FlagDefinition['filters']['groups'] }
+}
+
+/**
+ * The definitions body and its ETag, built once per definitions load: with `send_cohorts`, the dynamic cohorts the
+ * flags use; without it, no cohorts and a flag's single plain cohort written as person conditions (as PostHog).
+ */
+export function buildLocalEvaluationPayload(definitions: TeamDefinitions, sendCohorts = true): LocalEvaluationPayload {
+  const memoKey = sendCohorts ? 'local-evaluation' : 'local-evaluation-without-cohorts'
+  const memo = definitions.memo.get(memoKey) as LocalEvaluationPayload | undefined
   if (memo) return memo
   const live = definitions.flags.filter((flag) => !flag.deleted)
   const byId = new Map(live.map((flag) => [flag.id, flag]))
   // The definitions feed serves server SDKs: client-only flags are never theirs to evaluate.
   const served = live.filter((flag) => flag.evaluation_runtime !== 'client')
   const cohorts: Record<string, unknown> = {}
-  for (const id of [...referencedCohortIds(live, definitions.cohorts)].sort((a, b) => a - b)) {
-    const cohort = definitions.cohorts.get(id)
-    // Static cohorts need a membership lookup, so SDKs fall back to /flags for flags that use them.
-    if (cohort && !cohort.deleted && !cohort.is_static && cohort.filters?.properties) {
-      cohorts[String(id)] = cohort.filters.properties
+  if (sendCohorts) {
+    for (const id of [...referencedCohortIds(live, definitions.cohorts)].sort((a, b) => a - b)) {
+      const cohort = definitions.cohorts.get(id)
+      // Static cohorts need a membership lookup, so SDKs fall back to /flags for flags that use them.
+      if (cohort && !cohort.deleted && !cohort.is_static && cohort.filters?.properties) {
+        cohorts[String(id)] = cohort.filters.properties
+      }
     }
   }
   const groupTypeMapping: Record<string, string> = {}
   for (const [index, name] of Object.entries(definitions.groupTypeMapping)) groupTypeMapping[index] = name
   const body = JSON.stringify({
-    flags: served.map((flag) => forSdk(flag, byId)),
+    flags: served.map((flag) =>
+      forSdk(sendCohorts ? flag : { ...flag, filters: inlineCohort(flag, definitions.cohorts) }, byId),
+    ),
     group_type_mapping: groupTypeMapping,
     cohorts,
   })
-  const payload = { body, etag: `"${crypto.createHash('sha1').update(body).digest('hex')}"` }
-  definitions.memo.set('local-evaluation', payload)
+  // weak, as PostHog's: the body is equivalent, not necessarily byte-identical, across servers
+  const payload = { body, etag: `W/"${crypto.createHash('sha1').update(body).digest('hex')}"` }
+  definitions.memo.set(memoKey, payload)
   return payload
 }
 
+/** An If-None-Match entry's tag without the weak prefix and quotes (clients also send it bare). */
+const bareTag = (tag: string) =>
+  tag
+    .trim()
+    .replace(/^W\//, '')
+    .replace(/^"(.*)"$/, '$1')
+
 const TokenQuery = Type.Object({
   token: Type.Optional(Type.String({ description: 'The project API key (`phc_…`); default: the current project' })),
-  send_cohorts: Type.Optional(Type.String({ description: 'Accepted for the SDKs; dynamic cohorts are always sent' })),
+  send_cohorts: Type.Optional(
+    Type.String({
+      description:
+        'Present: the dynamic cohorts the flags use are sent; absent: none are, and a flag’s one plain cohort is written as person conditions',
+    }),
+  ),
 })
 
 const LocalEvaluation = Type.Object({
@@ -148,10 +235,12 @@ export function localEvaluationRoutes(deps: {
   }
 
   async function send(project: ProjectRow, req: FastifyRequest, reply: FastifyReply) {
-    const payload = buildLocalEvaluationPayload(await deps.cache.definitions(project.id))
-    reply.header('etag', payload.etag).header('cache-control', 'private, no-cache')
+    const sendCohorts = (req.query as { send_cohorts?: string }).send_cohorts !== undefined
+    const payload = buildLocalEvaluationPayload(await deps.cache.definitions(project.id), sendCohorts)
+    reply.header('etag', payload.etag).header('cache-control', 'private, must-revalidate')
     const ifNoneMatch = req.headers['if-none-match']
-    if (ifNoneMatch?.split(',').some((tag) => tag.trim() === payload.etag)) {
+    const current = bareTag(payload.etag)
+    if (ifNoneMatch?.split(',').some((tag) => bareTag(tag) === current)) {
       return reply.code(304).send()
     }
     return reply.type('application/json; charset=utf-8').send(payload.body)

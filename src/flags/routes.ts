@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { MethodNotAllowed } from '../http/errors.js'
 import { errorAnswer } from '../http/openapi.js'
@@ -15,9 +15,33 @@ import {
   FlagUpdate,
   ProjectOnlyParams,
 } from './schemas.js'
-import type { Actor, FlagService } from './service.js'
+import { type Actor, BulkActionError, type FlagService } from './service.js'
+
+const BulkError = Type.Object({ error: Type.String() })
+const FlagStatus = Type.Object({ status: Type.String(), reason: Type.String() })
 
 const PREFIXES = ['/api/projects/:projectId/feature_flags', '/api/environments/:projectId/feature_flags']
+
+/** The list filters of a query string, as the flag store reads them. */
+function listFilter(query: FlagListQuery) {
+  return {
+    search: query.search,
+    active: query.active === 'true' ? true : query.active === 'false' ? false : undefined,
+    type: query.type,
+    createdBy: query.created_by_id,
+    evaluationRuntime: query.evaluation_runtime,
+  }
+}
+
+/** Bulk actions answer PostHog's `{"error": …}` bodies rather than validation errors. */
+async function bulkAnswer(reply: FastifyReply, work: () => Promise<unknown>) {
+  try {
+    return reply.send(await work())
+  } catch (error) {
+    if (error instanceof BulkActionError) return reply.code(error.statusCode).send(error.body)
+    throw error
+  }
+}
 
 const actorOf = (req: FastifyRequest): Actor => ({
   userId: req.auth.user.id,
@@ -46,14 +70,11 @@ export function flagRoutes(deps: { flags: FlagService; activity: ActivityPages; 
         async (req) => {
           const query = req.query as FlagListQuery
           const { limit, offset } = pageParams(query, 100)
-          const active = query.active === 'true' ? true : query.active === 'false' ? false : undefined
           const page = await deps.flags.list(req.project.id, {
             limit,
             offset,
-            search: query.search,
-            active,
-            type: query.type,
-            createdBy: query.created_by_id,
+            ...listFilter(query),
+            stale: query.active === 'STALE',
           })
           return paginate(req.url, deps.siteUrl, page.count, page.results, limit, offset)
         },
@@ -74,6 +95,93 @@ export function flagRoutes(deps: { flags: FlagService; activity: ActivityPages; 
         },
         async (req, reply) =>
           reply.code(201).send(await deps.flags.create(req.project.id, actorOf(req), req.body as FlagCreate)),
+      )
+      app.get(
+        `${prefix}/matching_ids/`,
+        {
+          schema: {
+            summary: 'Ids of the flags a list filter selects',
+            description:
+              'Every live flag id the list’s filters (`search`, `active`, `type`, `created_by_id`, `evaluation_runtime`) select, newest first, and how many: `{ids, total}`.',
+            tags,
+            params: ProjectOnlyParams,
+            querystring: FlagListQuery,
+            response: { 200: Type.Object({ ids: Type.Array(Type.Integer()), total: Type.Integer() }) },
+          },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req) => deps.flags.matchingIds(req.project.id, listFilter(req.query as FlagListQuery)),
+      )
+      app.post(
+        `${prefix}/bulk_keys/`,
+        {
+          schema: {
+            summary: 'Keys of flags by id',
+            description:
+              '`{"ids": [...]}` → `{"keys": {"<id>": "<key>"}}` for the live flags among them; ids that are not numbers are reported in `warning` (all of them invalid: 400).',
+            tags,
+            params: ProjectOnlyParams,
+            response: {
+              200: Type.Object({
+                keys: Type.Record(Type.String(), Type.String()),
+                warning: Type.Optional(Type.String()),
+              }),
+              400: BulkError,
+            },
+          },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req, reply) =>
+          bulkAnswer(reply, () => deps.flags.bulkKeys(req.project.id, (req.body as { ids?: unknown } | null)?.ids)),
+      )
+      app.post(
+        `${prefix}/bulk_delete/`,
+        {
+          schema: {
+            summary: 'Delete many flags',
+            description:
+              'Deletes the flags named by `ids`, or selected by list `filters` (`search`, `active`, `type`, `created_by_id`, `evaluation_runtime`; other keys are refused), as PATCH `deleted: true` does each: `{deleted: [{id, key, rollout_state, active_variant}], errors: [{id, reason}]}`.',
+            tags,
+            params: ProjectOnlyParams,
+            response: {
+              200: Type.Object({
+                deleted: Type.Array(
+                  Type.Object({
+                    id: Type.Integer(),
+                    key: Type.String(),
+                    rollout_state: Type.String(),
+                    active_variant: Type.Union([Type.String(), Type.Null()]),
+                  }),
+                ),
+                errors: Type.Array(
+                  Type.Object({ id: Type.Unknown(), key: Type.Optional(Type.String()), reason: Type.String() }),
+                ),
+              }),
+              400: BulkError,
+            },
+          },
+          config: { scope: 'feature_flag:write' },
+        },
+        async (req, reply) => bulkAnswer(reply, () => deps.flags.bulkDelete(req.project.id, actorOf(req), req.body)),
+      )
+      app.get(
+        `${prefix}/:id/status/`,
+        {
+          schema: {
+            summary: 'A feature flag’s status',
+            description:
+              '`{status, reason}`: `deleted`, `stale` (older than 30 days and serving one answer to everyone) or `active`; an unknown flag answers 404 with `unknown`.',
+            tags,
+            params: FlagParams,
+            response: { 200: FlagStatus, 404: FlagStatus },
+          },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req, reply) => {
+          const found = await deps.flags.status(req.project.id, (req.params as { id: number }).id)
+          if (!found) return reply.code(404).send({ status: 'unknown', reason: 'Flag could not be found' })
+          return found
+        },
       )
       app.get(
         `${prefix}/activity/`,
@@ -132,6 +240,10 @@ export function flagRoutes(deps: { flags: FlagService; activity: ActivityPages; 
               'The payload a remote-configuration flag serves (its `true` payload, as JSON text), by flag id or key.',
             tags,
             params: Type.Object({ projectId: Type.String(), id: Type.String() }),
+            response: {
+              200: Type.Unknown({ description: 'The payload as JSON text, or null' }),
+              404: errorAnswer('No live flag with this id or key.'),
+            },
           },
           config: { scope: 'feature_flag:read' },
         },

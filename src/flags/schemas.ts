@@ -10,6 +10,7 @@ export const FlagListQuery = Type.Object({
   active: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('STALE')])),
   type: Type.Optional(Type.Union([Type.Literal('boolean'), Type.Literal('multivariant'), Type.Literal('experiment')])),
   created_by_id: Type.Optional(Type.Integer({ minimum: 1 })),
+  evaluation_runtime: Type.Optional(Type.String()),
 })
 export type FlagListQuery = Static<typeof FlagListQuery>
 

@@ -10,7 +10,7 @@ import type { DefinitionsCache } from './cache.js'
 import { validateFlagFilters } from './filters-validation.js'
 import type { FeatureFlag, FlagCreate, FlagUpdate } from './schemas.js'
 import type { FlagListFilter, FlagRow, FlagStore, NewFlagRow } from './store.js'
-import type { FlagDefinition, FlagFilters } from './types.js'
+import type { FlagCondition, FlagDefinition, FlagFilters } from './types.js'
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -117,11 +117,120 @@ function withCohortNames(filters: FlagFilters, names: ReadonlyMap<number, string
   }
 }
 
+/** The live, active flags whose conditions depend on this flag (`type: "flag"`, key = its id), by key. */
+export function dependentFlags(all: FlagRow[], flagId: number): FlagRow[] {
+  return all
+    .filter((f) => f.deleted === 0 && f.active === 1 && f.id !== flagId)
+    .filter((f) => {
+      const groups = (JSON.parse(f.filters) as FlagFilters).groups ?? []
+      return groups.some((g) => (g.properties ?? []).some((p) => p.type === 'flag' && String(p.key) === String(flagId)))
+    })
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+}
+
+/** Filters whose super conditions' `$feature_enrollment/<old key>` now name the new key; undefined when none do. */
+export function renameEnrollmentKey(filters: FlagFilters, oldKey: string, newKey: string): FlagFilters | undefined {
+  const from = `$feature_enrollment/${oldKey}`
+  if (!filters.super_groups?.some((g) => (g.properties ?? []).some((p) => p.key === from))) return undefined
+  return {
+    ...filters,
+    super_groups: filters.super_groups.map((g) => ({
+      ...g,
+      properties: (g.properties ?? []).map((p) =>
+        p.key === from ? { ...p, key: `$feature_enrollment/${newKey}` } : p,
+      ),
+    })),
+  }
+}
+
+/** A condition that holds for everyone it reaches: no properties and a 100% rollout (unset reads as 100%). */
+const isFullCondition = (c: FlagCondition) =>
+  (c.properties ?? []).length === 0 &&
+  (c.rollout_percentage === null || c.rollout_percentage === undefined ? true : c.rollout_percentage === 100)
+
+/**
+ * Whether a flag serves one answer to everyone, and which: PostHog's rule for stale flags (a condition for
+ * everyone at 100%, and for a multivariate flag one variant at 100% or that condition's variant override).
+ */
+export function fullRollout(filters: FlagFilters): { full: boolean; variant: string | null } {
+  const groups = filters.groups ?? []
+  const variants = filters.multivariate?.variants ?? []
+  if (variants.length > 0) {
+    const full = groups.find(isFullCondition)
+    if (!full) return { full: false, variant: null }
+    if (full.variant) return { full: true, variant: full.variant }
+    const winner = variants.find((v) => v.rollout_percentage === 100)
+    return winner ? { full: true, variant: winner.key } : { full: false, variant: null }
+  }
+  return { full: groups.length === 0 || groups.some(isFullCondition), variant: null }
+}
+
+/** PostHog's bulk-delete vocabulary: fully rolled out (and to which variant), not rolled out, or partial. */
+export function rolloutState(filters: FlagFilters): {
+  rollout_state: 'fully_rolled_out' | 'not_rolled_out' | 'partial'
+  active_variant: string | null
+} {
+  const { full, variant } = fullRollout(filters)
+  if (full) return { rollout_state: 'fully_rolled_out', active_variant: variant }
+  const groups = filters.groups ?? []
+  if (groups.length > 0 && groups.every((g) => g.rollout_percentage === 0)) {
+    return { rollout_state: 'not_rolled_out', active_variant: null }
+  }
+  return { rollout_state: 'partial', active_variant: null }
+}
+
+/** A value as Python prints it inside a list (PostHog's messages show lists that way). */
+function pythonItem(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`
+  if (value === null || value === undefined) return 'None'
+  if (value === true) return 'True'
+  if (value === false) return 'False'
+  if (Array.isArray(value)) return `[${value.map(pythonItem).join(', ')}]`
+  if (typeof value === 'object') {
+    return `{${Object.entries(value)
+      .map(([k, v]) => `'${k}': ${pythonItem(v)}`)
+      .join(', ')}}`
+  }
+  return String(value)
+}
+
+/** How old a flag must be before PostHog may call it stale. */
+const STALE_AFTER_MS = 30 * 24 * 3600 * 1000
+
+/** Flag ids a SQL integer column can hold; PostHog takes digit strings as ids too. */
+const MAX_ID = 2 ** 31 - 1
+
+/** An answer PostHog gives as `{"error": …}` with a status (bulk actions), not as a validation error body. */
+export class BulkActionError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(String(body.error))
+  }
+}
+
+/** The list filters a bulk delete may select flags by (anything else is refused, never ignored). */
+const BULK_DELETE_FILTERS = new Set(['search', 'active', 'type', 'created_by_id', 'evaluation_runtime'])
+
 /** Fields of an edit compared with `original_flag` for PostHog's conflict check. */
 const CONFLICT_FIELDS = ['key', 'name', 'filters', 'active', 'deleted', 'ensure_experience_continuity'] as const
 
 export function createFlagService(deps: {
-  flags: Pick<FlagStore, 'list' | 'get' | 'getLiveByKey' | 'insert' | 'update' | 'allForTeam' | 'activeExperimentIds'>
+  flags: Pick<
+    FlagStore,
+    | 'list'
+    | 'get'
+    | 'getLiveByKey'
+    | 'insert'
+    | 'update'
+    | 'allForTeam'
+    | 'activeExperimentIds'
+    | 'experimentIdsByFlag'
+    | 'hasDeletedExperiment'
+    | 'matchingIds'
+    | 'liveByIds'
+  >
   cohorts: Pick<CohortStore, 'allForTeam'>
   groupTypeIndexes: (teamId: number) => Promise<number[]>
   users: Pick<UserStore, 'get'>
@@ -156,11 +265,22 @@ export function createFlagService(deps: {
     new Map((await deps.cohorts.allForTeam(teamId)).map((c) => [c.id, c.name]))
   const usesCohorts = (filtersText: string) => filtersText.includes('"cohort"')
 
-  /** The API view of a flag; `names` (the project's cohort names) saves a lookup per flag in lists. */
-  async function toApi(row: FlagRow, names?: Map<number, string>): Promise<FeatureFlag> {
+  /**
+   * The API view of a flag; `names` (the project's cohort names) and `experiments` (experiment ids by flag) save
+   * lookups per flag in lists.
+   */
+  async function toApi(
+    row: FlagRow,
+    names?: Map<number, string>,
+    experiments?: Map<number, number[]>,
+  ): Promise<FeatureFlag> {
     const stored = JSON.parse(row.filters) as FlagFilters
     const { isSimple, rollout } = simpleRollout(stored)
-    const [createdBy, modifiedBy] = await Promise.all([userBasic(row.created_by), userBasic(row.last_modified_by)])
+    const [createdBy, modifiedBy, experimentSet] = await Promise.all([
+      userBasic(row.created_by),
+      userBasic(row.last_modified_by),
+      experiments ?? deps.flags.experimentIdsByFlag(row.team_id, [row.id]),
+    ])
     names ??= usesCohorts(row.filters) ? await projectCohortNames(row.team_id) : new Map()
     const filters = names.size > 0 ? withCohortNames(stored, names) : stored
     return {
@@ -182,14 +302,24 @@ export function createFlagService(deps: {
       evaluation_tags: parseList(row.evaluation_tags),
       tags: parseList(row.tags),
       bucketing_identifier: (row.bucketing_identifier as FeatureFlag['bucketing_identifier']) ?? null,
-      experiment_set: [],
+      experiment_set: experimentSet.get(row.id) ?? [],
       surveys: [],
       features: [],
       can_edit: true,
       has_encrypted_payloads: false,
       is_remote_configuration: false,
-      status: row.deleted === 1 ? 'DELETED' : row.active === 1 ? 'ACTIVE' : 'INACTIVE',
+      status: row.deleted === 1 ? 'DELETED' : isStale(row, stored) ? 'STALE' : row.active === 1 ? 'ACTIVE' : 'INACTIVE',
     }
+  }
+
+  /**
+   * PostHog's stale flag judged by its configuration (what PostHog does for a flag without call records, and Burrow
+   * keeps none): active, live, 30 days old or more, and serving one answer to everyone.
+   */
+  function isStale(row: FlagRow, filters: FlagFilters = JSON.parse(row.filters) as FlagFilters): boolean {
+    if (row.deleted === 1 || row.active !== 1) return false
+    if (deps.clock().getTime() - new Date(row.created_at).getTime() < STALE_AFTER_MS) return false
+    return fullRollout(filters).full
   }
 
   async function checkFilters(teamId: number, raw: unknown, selfId: number | null): Promise<FlagFilters> {
@@ -243,6 +373,29 @@ export function createFlagService(deps: {
     })
   }
 
+  /**
+   * Why PostHog refuses to delete this flag, if it does: an experiment (not deleted) runs on it, or an active flag
+   * depends on it.
+   */
+  async function deleteBlocker(teamId: number, flag: FlagRow): Promise<string | null> {
+    const experiments = await deps.flags.activeExperimentIds(teamId, flag.id)
+    if (experiments.length > 0) {
+      return `Cannot delete a feature flag that is linked to active experiment(s) with ID(s): ${experiments.join(', ')}. Please delete the experiment(s) before deleting the flag.`
+    }
+    const dependents = dependentFlags(await deps.flags.allForTeam(teamId), flag.id)
+    if (dependents.length > 0) {
+      const names = dependents.slice(0, 5).map((f) => `${f.key} (ID: ${f.id})`)
+      if (dependents.length > 5) names.push(`and ${dependents.length - 5} more`)
+      return `Cannot delete this feature flag because other flags depend on it: ${names.join(', ')}. Please update or delete the dependent flags first.`
+    }
+    return null
+  }
+
+  /** PostHog frees a deleted flag's key when a deleted experiment still points at it: `<key>:deleted:<id>`. */
+  async function deletedKey(teamId: number, flag: FlagRow): Promise<string | undefined> {
+    return (await deps.flags.hasDeletedExperiment(teamId, flag.id)) ? `${flag.key}:deleted:${flag.id}` : undefined
+  }
+
   async function load(teamId: number, id: number): Promise<FlagRow> {
     const row = await deps.flags.get(teamId, id)
     if (!row) throw new NotFound()
@@ -253,11 +406,24 @@ export function createFlagService(deps: {
     toApi: (row: FlagRow) => toApi(row),
     async list(
       teamId: number,
-      query: Omit<FlagListFilter, 'limit' | 'offset'> & { limit: number; offset: number },
+      query: Omit<FlagListFilter, 'limit' | 'offset'> & { limit: number; offset: number; stale?: boolean },
     ): Promise<Omit<Page<FeatureFlag>, 'next' | 'previous'>> {
-      const { total, rows } = await deps.flags.list(teamId, query)
+      let { total, rows } = await deps.flags.list(
+        teamId,
+        query.stale ? { ...query, active: true, limit: 1_000_000_000, offset: 0 } : query,
+      )
+      if (query.stale) {
+        // `active=STALE`: staleness is worked out per flag, so the page is cut after it
+        const stale = rows.filter((row) => isStale(row))
+        total = stale.length
+        rows = stale.slice(query.offset, query.offset + query.limit)
+      }
       const names = rows.some((row) => usesCohorts(row.filters)) ? await projectCohortNames(teamId) : new Map()
-      return { count: total, results: await Promise.all(rows.map((row) => toApi(row, names))) }
+      const experiments = await deps.flags.experimentIdsByFlag(
+        teamId,
+        rows.map((row) => row.id),
+      )
+      return { count: total, results: await Promise.all(rows.map((row) => toApi(row, names, experiments))) }
     },
     async get(teamId: number, id: number): Promise<FeatureFlag> {
       return toApi(await load(teamId, id))
@@ -270,6 +436,128 @@ export function createFlagService(deps: {
       if (!row || row.deleted === 1) throw new NotFound()
       const payloads = (JSON.parse(row.filters) as { payloads?: Record<string, unknown> }).payloads ?? {}
       return payloads.true ?? null
+    },
+    /** PostHog's `matching_ids`: every live flag id the list filters select, and how many. */
+    async matchingIds(teamId: number, filter: Omit<FlagListFilter, 'limit' | 'offset'>) {
+      const ids = await deps.flags.matchingIds(teamId, filter)
+      return { ids, total: ids.length }
+    },
+    /** PostHog's `bulk_keys`: id → key of the live flags among `ids` (digit strings count as ids). */
+    async bulkKeys(teamId: number, ids: unknown): Promise<Record<string, unknown>> {
+      const list = Array.isArray(ids) ? ids : ids ? [ids] : []
+      if (list.length === 0) return { keys: {} }
+      const valid: number[] = []
+      const invalid: unknown[] = []
+      for (const id of list) {
+        if ((typeof id === 'number' || typeof id === 'string') && /^\d+$/.test(String(id))) valid.push(Number(id))
+        else invalid.push(id)
+      }
+      if (valid.length === 0) throw new BulkActionError(400, { error: 'Invalid flag IDs provided' })
+      const rows = await deps.flags.liveByIds(
+        teamId,
+        valid.filter((id) => id <= MAX_ID),
+      )
+      const answer: Record<string, unknown> = { keys: Object.fromEntries(rows.map((r) => [String(r.id), r.key])) }
+      if (invalid.length > 0) answer.warning = `Invalid flag IDs ignored: ${pythonItem(invalid)}`
+      return answer
+    },
+    /**
+     * PostHog's `bulk_delete`: the flags named by `ids`, or selected by list `filters` (not both), each deleted as
+     * PATCH `deleted: true` would (same refusals, same activity log); refusals are reported per flag.
+     */
+    async bulkDelete(teamId: number, actor: Actor, body: unknown) {
+      const input = isObject(body) ? body : {}
+      const hasFilters = input.filters !== undefined && input.filters !== null
+      const hasIds = input.ids !== undefined && input.ids !== null
+      if (hasFilters && hasIds) {
+        throw new BulkActionError(400, { error: 'Must provide either filters or ids, not both' })
+      }
+      if (!hasFilters && !hasIds) throw new BulkActionError(400, { error: 'Must provide either filters or ids' })
+      let ids: number[]
+      const errors: Array<{ id: unknown; key?: string; reason: string }> = []
+      if (hasIds) {
+        if (!Array.isArray(input.ids)) throw new BulkActionError(400, { error: 'ids must be a list' })
+        ids = []
+        for (const id of input.ids) {
+          if ((typeof id === 'number' || typeof id === 'string') && /^\d+$/.test(String(id))) ids.push(Number(id))
+          else errors.push({ id, reason: 'Invalid flag ID' })
+        }
+      } else {
+        if (!isObject(input.filters)) throw new BulkActionError(400, { error: 'filters must be an object' })
+        const unknown = Object.keys(input.filters)
+          .filter((k) => !BULK_DELETE_FILTERS.has(k))
+          .sort()
+        if (unknown.length > 0) {
+          throw new BulkActionError(400, { error: `Unknown filter keys: ${unknown.join(', ')}` })
+        }
+        const f = input.filters
+        const active =
+          f.active === true || f.active === 'true'
+            ? true
+            : f.active === false || f.active === 'false'
+              ? false
+              : undefined
+        if (f.active !== undefined && active === undefined) {
+          throw new BulkActionError(400, { error: 'active must be true or false' })
+        }
+        if (f.type !== undefined && f.type !== 'boolean' && f.type !== 'multivariant' && f.type !== 'experiment') {
+          throw new BulkActionError(400, { error: 'type must be boolean, multivariant or experiment' })
+        }
+        ids = await deps.flags.matchingIds(teamId, {
+          search: typeof f.search === 'string' && f.search !== '' ? f.search : undefined,
+          active,
+          type: f.type as FlagListFilter['type'],
+          createdBy: f.created_by_id !== undefined && f.created_by_id !== null ? Number(f.created_by_id) : undefined,
+          evaluationRuntime: typeof f.evaluation_runtime === 'string' ? f.evaluation_runtime : undefined,
+        })
+      }
+      const live = new Map(
+        (
+          await deps.flags.liveByIds(
+            teamId,
+            ids.filter((id) => id <= MAX_ID),
+          )
+        ).map((r) => [r.id, r]),
+      )
+      const deleted: Array<{ id: number; key: string } & ReturnType<typeof rolloutState>> = []
+      for (const id of ids) {
+        const row = live.get(id)
+        if (!row) {
+          errors.push({ id, reason: 'Flag not found' })
+          continue
+        }
+        try {
+          await this.update(teamId, actor, id, { deleted: true })
+          deleted.push({ id, key: row.key, ...rolloutState(JSON.parse(row.filters) as FlagFilters) })
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error
+          errors.push({ id, key: row.key, reason: error.detail })
+        }
+      }
+      return { deleted, errors }
+    },
+    /**
+     * PostHog's flag status: deleted, stale (older than 30 days and serving one answer to everyone; Burrow does not
+     * record when a flag was last called, which PostHog also judges without), or active.
+     */
+    async status(teamId: number, id: number): Promise<{ status: string; reason: string } | null> {
+      const row = await deps.flags.get(teamId, id)
+      if (!row) return null
+      if (row.deleted === 1) return { status: 'deleted', reason: 'Flag has been deleted' }
+      const ageMs = deps.clock().getTime() - new Date(row.created_at).getTime()
+      const filters = JSON.parse(row.filters) as FlagFilters
+      if (row.active === 1 && ageMs >= STALE_AFTER_MS) {
+        const { full, variant } = fullRollout(filters)
+        if (full) {
+          return {
+            status: 'stale',
+            reason: variant
+              ? `This flag will always use the variant "${variant}"`
+              : 'This boolean flag will always evaluate to "true"',
+          }
+        }
+      }
+      return { status: 'active', reason: 'Flag is not fully rolled out and may still be actively called' }
     },
     async create(teamId: number, actor: Actor, input: FlagCreate): Promise<FeatureFlag> {
       await checkKey(teamId, input.key, null)
@@ -323,7 +611,9 @@ export function createFlagService(deps: {
         await checkKey(teamId, input.key, id)
         patch.key = input.key
       } else if (undeleting) {
-        await checkKey(teamId, before.key, id)
+        const freed = before.key.match(/^(.*):deleted:\d+$/)
+        await checkKey(teamId, freed ? freed[1] : before.key, id)
+        if (freed) patch.key = freed[1]
       }
       if (input.name !== undefined) patch.name = input.name
       // filters without `groups` on an update leave the conditions as they are, as PostHog's PATCH does
@@ -333,12 +623,16 @@ export function createFlagService(deps: {
       if (input.active !== undefined) patch.active = input.active ? 1 : 0
       if (input.deleted !== undefined) patch.deleted = input.deleted ? 1 : 0
       if (patch.deleted === 1 && before.deleted === 0) {
-        const experiments = await deps.flags.activeExperimentIds(teamId, id)
-        if (experiments.length > 0) {
-          throw new ValidationError(
-            `Cannot delete a feature flag that is linked to active experiment(s) with ID(s): ${experiments.join(', ')}. Please delete the experiment(s) before deleting the flag.`,
-          )
-        }
+        const blocker = await deleteBlocker(teamId, before)
+        if (blocker) throw new ValidationError(blocker)
+        const freed = await deletedKey(teamId, before)
+        if (freed) patch.key = freed
+      }
+      // a new key carries the opt-in super condition's `$feature_enrollment/<key>` property along
+      if (patch.key !== undefined && patch.key !== before.key && patch.deleted !== 1) {
+        const current = JSON.parse(patch.filters ?? before.filters) as FlagFilters
+        const renamed = renameEnrollmentKey(current, before.key, patch.key)
+        if (renamed) patch.filters = JSON.stringify(renamed)
       }
       if (input.ensure_experience_continuity !== undefined) {
         patch.ensure_experience_continuity = input.ensure_experience_continuity ? 1 : 0

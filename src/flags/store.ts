@@ -46,6 +46,8 @@ export interface FlagListFilter {
   /** boolean: no variants; multivariant: variants; experiment: an experiment (not deleted) runs on it */
   type?: 'boolean' | 'multivariant' | 'experiment'
   createdBy?: number
+  /** `server`, `client` or `all` (PostHog's list filter of the same name) */
+  evaluationRuntime?: string
   limit: number
   offset: number
 }
@@ -77,6 +79,7 @@ export function createFlagStore(meta: Kysely<MetaDatabase>) {
       )
     }
     if (filter.createdBy !== undefined) q = q.where('created_by', '=', filter.createdBy)
+    if (filter.evaluationRuntime !== undefined) q = q.where('evaluation_runtime', '=', filter.evaluationRuntime)
     return q
   }
 
@@ -89,6 +92,44 @@ export function createFlagStore(meta: Kysely<MetaDatabase>) {
         listQuery(teamId, filter).selectAll().orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
       ])
       return { total: Number(counted.n), rows }
+    },
+    /** The ids of every live flag the list filters select, newest first (PostHog's `matching_ids`). */
+    async matchingIds(teamId: number, filter: Omit<FlagListFilter, 'limit' | 'offset'>): Promise<number[]> {
+      const rows = await listQuery(teamId, filter).select('id').orderBy('id', 'desc').execute()
+      return rows.map((r) => Number(r.id))
+    },
+    /** The team's live flags among these ids. */
+    liveByIds: (teamId: number, ids: number[]) =>
+      ids.length === 0
+        ? Promise.resolve([] as FlagRow[])
+        : db
+            .selectFrom('feature_flags')
+            .selectAll()
+            .where('team_id', '=', teamId)
+            .where('deleted', '=', 0)
+            .where('id', 'in', ids)
+            .orderBy('id')
+            .execute(),
+    /** Each flag's experiments (not deleted), oldest first: PostHog's `experiment_set`. */
+    async experimentIdsByFlag(teamId: number, flagIds: number[]): Promise<Map<number, number[]>> {
+      const out = new Map<number, number[]>()
+      if (flagIds.length === 0) return out
+      const { rows } = await sql<{ id: number; feature_flag_id: number }>`
+        select id, feature_flag_id from experiments where team_id = ${teamId} and deleted = 0
+          and feature_flag_id in (${sql.join(flagIds)}) order by id
+      `.execute(db)
+      for (const row of rows) {
+        const flagId = Number(row.feature_flag_id)
+        out.set(flagId, [...(out.get(flagId) ?? []), Number(row.id)])
+      }
+      return out
+    },
+    /** Whether a deleted experiment still points at the flag (PostHog then frees the key when the flag is deleted). */
+    async hasDeletedExperiment(teamId: number, flagId: number): Promise<boolean> {
+      const { rows } = await sql<{ n: number }>`
+        select count(*) as n from experiments where team_id = ${teamId} and feature_flag_id = ${flagId} and deleted = 1
+      `.execute(db)
+      return Number(rows[0]?.n ?? 0) > 0
     },
     /** The ids of the team's experiments (not deleted) that run on this flag, oldest first. */
     async activeExperimentIds(teamId: number, flagId: number): Promise<number[]> {

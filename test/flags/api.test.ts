@@ -136,7 +136,13 @@ describe('creating flags', () => {
       filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: cohort.id }] }] },
     })
     expect(targeted.statusCode, targeted.body).toBe(201)
-    expect(targeted.json().filters.groups[0].properties[0]).toMatchObject({ operator: 'in', value: cohort.id })
+    // stored as sent: no operator means `in` (PostHog's test_feature_flag_includes_cohort_names)
+    expect(targeted.json().filters.groups[0].properties[0]).toEqual({
+      key: 'id',
+      type: 'cohort',
+      value: cohort.id,
+      cohort_name: 'Pros',
+    })
   })
 
   it('keeps keys unique among live flags only', async () => {

@@ -1,7 +1,8 @@
 // The HTTP-observable assertions of PostHog's test_feature_flag.py that Burrow holds, each test named after the one
 // it mirrors; expected values worked out by hand from the requests.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createMember, startTestApp, type TestApp } from '../../helpers/app.js'
+import { createMember, createTenant, startTestApp, type TestApp } from '../../helpers/app.js'
+import { insertGroupType } from '../fixtures.js'
 
 let t: TestApp
 let base: string
@@ -463,5 +464,578 @@ describe('list filters (a project of its own)', () => {
     const me = await l.burrow.stores.users.getByEmail(l.creds.email)
     expect(await keys(`created_by_id=${me?.id}&active=false`)).toEqual(['green_button'])
     expect(await keys(`created_by_id=${(me?.id ?? 0) + 1000}`)).toEqual([])
+  })
+})
+
+describe('flag details past the list (test_feature_flag.py from the static cohort tests on)', () => {
+  const experiment = async (name: string, key: string) => {
+    const res = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/experiments/`,
+      headers: t.auth,
+      payload: { name, feature_flag_key: key, parameters: {} },
+    })
+    expect(res.statusCode, res.body).toBe(201)
+    return res.json().id as number
+  }
+
+  it('test_feature_flag_includes_cohort_names: the condition as sent, with the cohort name', async () => {
+    const cohort = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/cohorts/`,
+      headers: t.auth,
+      payload: {
+        name: 'test_cohort',
+        groups: [{ properties: [{ key: 'email', value: '@posthog.com', type: 'person' }] }],
+      },
+    })
+    expect(cohort.statusCode, cohort.body).toBe(201)
+    const flag = await created({
+      name: 'Alpha feature',
+      key: 'alpha-feature',
+      filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: cohort.json().id }] }] },
+    })
+    const res = await get(`${base}/${flag.id}/`)
+    expect(res.json().filters.groups[0].properties[0]).toEqual({
+      key: 'id',
+      type: 'cohort',
+      value: cohort.json().id,
+      cohort_name: 'test_cohort',
+    })
+  })
+
+  it('test_updating_feature_flag_key_updates_super_groups', async () => {
+    const flag = await created({
+      key: 'old-key',
+      name: 'Test Flag',
+      filters: {
+        groups: [{ properties: [], rollout_percentage: 0 }],
+        super_groups: [
+          {
+            properties: [{ key: '$feature_enrollment/old-key', type: 'person', value: ['true'], operator: 'exact' }],
+            rollout_percentage: 100,
+          },
+        ],
+      },
+    })
+    expect((await patch(flag.id, { key: 'new-key' })).statusCode).toBe(200)
+    const filters = (await get(`${base}/${flag.id}/`)).json().filters
+    expect(filters.super_groups[0].properties[0].key).toBe('$feature_enrollment/new-key')
+    expect(JSON.stringify(filters)).not.toContain('$feature_enrollment/old-key')
+  })
+
+  it('test_feature_flag_experiment_set: the experiments that are not deleted, oldest first', async () => {
+    const flag = await created({
+      key: 'test-flag',
+      filters: {
+        groups: [{ properties: [], rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'control', rollout_percentage: 50 },
+            { key: 'test', rollout_percentage: 50 },
+          ],
+        },
+      },
+    })
+    expect((await get(`${base}/${flag.id}/`)).json().experiment_set).toEqual([])
+    const first = await experiment('Test Experiment', 'test-flag')
+    expect((await get(`${base}/${flag.id}/`)).json().experiment_set).toEqual([first])
+    const second = await experiment('Another Experiment', 'test-flag')
+    expect((await get(`${base}/${flag.id}/`)).json().experiment_set).toEqual([first, second])
+    const listed = (await get(`${base}/?search=test-flag`)).json().results
+    expect(listed.find((f: { key: string }) => f.key === 'test-flag').experiment_set).toEqual([first, second])
+    for (const id of [first, second]) {
+      const gone = await t.burrow.app.inject({
+        method: 'PATCH',
+        url: `/api/projects/${t.creds.project_id}/experiments/${id}/`,
+        headers: t.auth,
+        payload: { deleted: true },
+      })
+      expect(gone.statusCode, gone.body).toBe(200)
+    }
+    expect((await get(`${base}/${flag.id}/`)).json().experiment_set).toEqual([])
+  })
+
+  it('test_cannot_delete_flag_with_dependents, test_can_delete_flag_with_no_dependents', async () => {
+    const baseFlag = await created({
+      key: 'base_flag',
+      filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+    })
+    const dependent = await created({
+      key: 'dependent_flag',
+      filters: {
+        groups: [
+          {
+            properties: [{ key: String(baseFlag.id), type: 'flag', value: true, operator: 'flag_evaluates_to' }],
+            rollout_percentage: 100,
+          },
+        ],
+      },
+    })
+    const refused = await patch(baseFlag.id, { deleted: true })
+    expect(refused.statusCode).toBe(400)
+    expect(refused.json().detail).toContain('Cannot delete this feature flag because other flags depend on it')
+    expect(refused.json().detail).toContain(`dependent_flag (ID: ${dependent.id})`)
+    expect((await patch(dependent.id, { deleted: true })).statusCode).toBe(200)
+    expect((await patch(baseFlag.id, { deleted: true })).statusCode).toBe(200)
+  })
+})
+
+describe('local evaluation ETags (test_local_evaluation_*)', () => {
+  const local = (query = '', headers: Record<string, string> = {}) =>
+    t.burrow.app.inject({ url: `/api/feature_flag/local_evaluation${query}`, headers: { ...t.auth, ...headers } })
+
+  it('test_local_evaluation_returns_etag_header, _returns_304_when_etag_matches, _304_response_has_empty_body', async () => {
+    const first = await local()
+    expect(first.statusCode).toBe(200)
+    const etag = first.headers.etag as string
+    expect(etag.startsWith('W/"')).toBe(true)
+    expect(etag.endsWith('"')).toBe(true)
+    expect(first.headers['cache-control']).toBe('private, must-revalidate')
+    for (let i = 0; i < 3; i++) {
+      const again = await local('', { 'if-none-match': etag })
+      expect(again.statusCode).toBe(304)
+      expect(again.headers.etag).toBe(etag)
+      expect(again.body).toBe('')
+    }
+    // test_local_evaluation_etag_header_parsing_unquoted
+    const bare = etag.slice(3, -1)
+    expect((await local('', { 'if-none-match': bare })).statusCode).toBe(304)
+    // test_local_evaluation_returns_200_when_etag_does_not_match
+    const wrong = await local('', { 'if-none-match': '"wrong-etag"' })
+    expect(wrong.statusCode).toBe(200)
+    expect(wrong.json()).toHaveProperty('flags')
+  })
+
+  it('test_local_evaluation_etag_works_with_send_cohorts, _transformation_with_send_cohorts_true/false', async () => {
+    const cohort = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${t.creds.project_id}/cohorts/`,
+      headers: t.auth,
+      payload: {
+        name: 'Test Cohort',
+        groups: [{ properties: [{ key: 'email', value: 'test@example.com', type: 'person' }] }],
+      },
+    })
+    expect(cohort.statusCode, cohort.body).toBe(201)
+    const cohortId = cohort.json().id
+    await created({
+      key: 'test-flag-cohort',
+      filters: { groups: [{ properties: [{ key: 'id', value: cohortId, type: 'cohort' }], rollout_percentage: 100 }] },
+    })
+    const withCohorts = await local('?send_cohorts')
+    expect(withCohorts.statusCode).toBe(200)
+    // the cohort as its filters hold it (PostHog's test_local_evaluation_with_cohorts shows the legacy property
+    // without an operator; Burrow's cohorts store the legacy form with `operator: "exact"`)
+    expect(withCohorts.json().cohorts[String(cohortId)]).toMatchObject({
+      type: 'OR',
+      values: [{ type: 'AND', values: [{ key: 'email', value: 'test@example.com', type: 'person' }] }],
+    })
+    const sent = withCohorts.json().flags.find((f: { key: string }) => f.key === 'test-flag-cohort')
+    expect(sent.filters.groups[0].properties[0]).toMatchObject({ type: 'cohort', value: cohortId })
+    const etagWith = withCohorts.headers.etag as string
+    expect((await local('?send_cohorts', { 'if-none-match': etagWith })).statusCode).toBe(304)
+
+    const without = await local()
+    expect(without.statusCode).toBe(200)
+    expect(without.headers.etag).not.toBe(etagWith)
+    expect(without.json().cohorts).toEqual({})
+    const inlined = without.json().flags.find((f: { key: string }) => f.key === 'test-flag-cohort')
+    expect(inlined.filters.groups).toHaveLength(1)
+    expect(inlined.filters.groups[0].rollout_percentage).toBe(100)
+    expect(inlined.filters.groups[0].properties).toHaveLength(1)
+    expect(inlined.filters.groups[0].properties[0]).toMatchObject({
+      key: 'email',
+      value: 'test@example.com',
+      type: 'person',
+    })
+  })
+})
+
+describe('bulk actions, matching ids and status (a project of its own)', () => {
+  let b: TestApp
+  let bBase: string
+  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) =>
+    b.burrow.app.inject({ method, url: `${bBase}/${url}`, headers: b.auth, payload: payload as never })
+  const make = async (key: string, extra: Record<string, unknown> = {}) => {
+    const res = await call('POST', '', {
+      key,
+      filters: { groups: [{ rollout_percentage: 50, properties: [] }] },
+      ...extra,
+    })
+    expect(res.statusCode, res.body).toBe(201)
+    return res.json() as { id: number; key: string }
+  }
+  const experimentOn = async (key: string) => {
+    const res = await b.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${b.creds.project_id}/experiments/`,
+      headers: b.auth,
+      payload: { name: `Experiment on ${key}`, feature_flag_key: key, parameters: {} },
+    })
+    expect(res.statusCode, res.body).toBe(201)
+    return res.json().id as number
+  }
+  const twoVariants = {
+    groups: [{ rollout_percentage: 50, properties: [] }],
+    multivariate: {
+      variants: [
+        { key: 'control', rollout_percentage: 50 },
+        { key: 'test', rollout_percentage: 50 },
+      ],
+    },
+  }
+
+  // days added to the clock, for flags that have grown old
+  let daysLater = 0
+
+  beforeAll(async () => {
+    b = await startTestApp({ clock: () => new Date(Date.now() + daysLater * 24 * 3600 * 1000) })
+    bBase = `/api/projects/${b.creds.project_id}/feature_flags`
+  }, 180_000)
+  afterAll(() => b?.close())
+
+  it('test_cant_create_flag_with_data_that_fails_to_query, test_cant_create_flag_with_group_data_that_fails_to_query', async () => {
+    const refused = {
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: "Can't evaluate flag - please check release conditions",
+      attr: null,
+    }
+    const person = await call('POST', '', {
+      name: 'Beta feature',
+      key: 'beta-x',
+      filters: {
+        groups: [
+          {
+            rollout_percentage: 65,
+            properties: [{ key: 'email', type: 'person', value: '2.3.9{0-9}{1}', operator: 'regex' }],
+          },
+        ],
+      },
+    })
+    expect(person.statusCode).toBe(400)
+    expect(person.json()).toEqual(refused)
+    await insertGroupType(b, 'organization', 0)
+    await insertGroupType(b, 'xyz', 1)
+    const group = await call('POST', '', {
+      name: 'Beta feature',
+      key: 'beta-x',
+      filters: {
+        aggregation_group_type_index: 1,
+        groups: [
+          {
+            rollout_percentage: 65,
+            properties: [
+              { key: 'email', type: 'group', group_type_index: 1, value: '2.3.9{0-9}{1 ef}', operator: 'regex' },
+            ],
+          },
+        ],
+      },
+    })
+    expect(group.statusCode).toBe(400)
+    expect(group.json()).toEqual(refused)
+    // bounds PostgreSQL reads, and braces that open no bound, are fine
+    for (const value of ['^v{1,3}$', 'a{2}', '[{0-9}]', '\\{0-9}', 'x{y}']) {
+      const ok = await call('POST', '', {
+        key: `regex-ok-${value.length}-${value.charCodeAt(0)}`,
+        filters: { groups: [{ properties: [{ key: 'email', type: 'person', value, operator: 'regex' }] }] },
+      })
+      expect(ok.statusCode, `${value}: ${ok.body}`).toBe(201)
+    }
+  })
+
+  it('test_get_flags_with_evaluation_runtime_filter', async () => {
+    await make('server_flag', { evaluation_runtime: 'server' })
+    await make('client_flag', { evaluation_runtime: 'client' })
+    await make('both_flag', { evaluation_runtime: 'all' })
+    const keys = async (runtime: string) =>
+      (await call('GET', `?evaluation_runtime=${runtime}`)).json().results.map((f: { key: string }) => f.key)
+    expect(await keys('server')).toEqual(['server_flag'])
+    expect(await keys('client')).toEqual(['client_flag'])
+    const all = await keys('all')
+    expect(all).toContain('both_flag')
+    expect(all).not.toContain('server_flag')
+    expect(all).not.toContain('client_flag')
+  })
+
+  it('test_bulk_keys_*: valid, string, mixed, invalid, nonexistent, deleted, empty and missing ids', async () => {
+    const flag1 = await make('test-flag-1')
+    const flag2 = await make('test-flag-2')
+    const gone = await make('deleted-flag')
+    expect((await call('PATCH', `${gone.id}/`, { deleted: true })).statusCode).toBe(200)
+    const keys = async (payload: unknown) => {
+      const res = await call('POST', 'bulk_keys/', payload)
+      return { status: res.statusCode, body: res.json() }
+    }
+    expect(await keys({ ids: [flag1.id, flag2.id] })).toEqual({
+      status: 200,
+      body: { keys: { [flag1.id]: 'test-flag-1', [flag2.id]: 'test-flag-2' } },
+    })
+    expect((await keys({ ids: [String(flag1.id)] })).body).toEqual({ keys: { [flag1.id]: 'test-flag-1' } })
+    const mixed = await keys({ ids: [flag1.id, 'invalid', 99999] })
+    expect(mixed.status).toBe(200)
+    expect(mixed.body.keys).toEqual({ [flag1.id]: 'test-flag-1' })
+    expect(mixed.body.warning).toContain("Invalid flag IDs ignored: ['invalid']")
+    const invalid = await keys({ ids: ['invalid', 'not-a-number'] })
+    expect(invalid.status).toBe(400)
+    expect(invalid.body.error).toContain('Invalid flag IDs provided')
+    expect(await keys({ ids: [99999, 88888] })).toEqual({ status: 200, body: { keys: {} } })
+    expect((await keys({ ids: [flag1.id, gone.id] })).body.keys).toEqual({ [flag1.id]: 'test-flag-1' })
+    expect(await keys({ ids: [] })).toEqual({ status: 200, body: { keys: {} } })
+    expect(await keys({})).toEqual({ status: 200, body: { keys: {} } })
+  })
+
+  it('test_bulk_keys_team_isolation, test_bulk_delete_cross_project_isolation', async () => {
+    const mine = await make('current-team-flag')
+    const other = await createTenant(b)
+    const theirs = await b.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${other.project.id}/feature_flags/`,
+      headers: other.auth,
+      payload: { key: 'other-team-flag' },
+    })
+    expect(theirs.statusCode, theirs.body).toBe(201)
+    const keys = await call('POST', 'bulk_keys/', { ids: [mine.id, theirs.json().id] })
+    expect(keys.json().keys).toEqual({ [mine.id]: 'current-team-flag' })
+    const deleted = (await call('POST', 'bulk_delete/', { ids: [mine.id, theirs.json().id] })).json()
+    expect(deleted.deleted.map((d: { id: number }) => d.id)).toEqual([mine.id])
+    expect(deleted.errors).toHaveLength(1)
+    expect(deleted.errors[0]).toMatchObject({ id: theirs.json().id, reason: 'Flag not found' })
+    const still = await b.burrow.app.inject({
+      url: `/api/projects/${other.project.id}/feature_flags/${theirs.json().id}/`,
+      headers: other.auth,
+    })
+    expect(still.json().deleted).toBe(false)
+  })
+
+  it('test_matching_ids_*: all, search, active, type, deleted left out', async () => {
+    const a = await make('mi_test_feature_a')
+    const bFlag = await make('mi_test_feature_b')
+    const other = await make('mi_other_flag', { active: false })
+    const multi = await make('mi_multivariate_flag', { filters: twoVariants })
+    const gone = await make('mi_deleted_flag')
+    expect((await call('PATCH', `${gone.id}/`, { deleted: true })).statusCode).toBe(200)
+    const ids = async (query: string) => (await call('GET', `matching_ids/?${query}`)).json()
+    const all = await ids('search=mi_')
+    expect(all.total).toBe(4)
+    expect(new Set(all.ids)).toEqual(new Set([a.id, bFlag.id, other.id, multi.id]))
+    const search = await ids('search=mi_test_feature')
+    expect(search.total).toBe(2)
+    expect(new Set(search.ids)).toEqual(new Set([a.id, bFlag.id]))
+    expect(await ids('search=mi_&active=false')).toEqual({ ids: [other.id], total: 1 })
+    const boolean = await ids('search=mi_&type=boolean')
+    expect(new Set(boolean.ids)).toEqual(new Set([a.id, bFlag.id, other.id]))
+    expect(await ids('search=mi_&type=multivariant')).toEqual({ ids: [multi.id], total: 1 })
+  })
+
+  it('test_bulk_delete_by_filter_with_search, _with_active_status, _with_type', async () => {
+    const f1 = await make('bd_test_feature_a')
+    const f2 = await make('bd_test_feature_b')
+    const keep = await make('bd_other_flag')
+    const bySearch = (await call('POST', 'bulk_delete/', { filters: { search: 'bd_test_feature' } })).json()
+    expect(new Set(bySearch.deleted.map((d: { id: number }) => d.id))).toEqual(new Set([f1.id, f2.id]))
+    expect(bySearch.errors).toEqual([])
+    expect((await call('GET', `${f1.id}/`)).json().deleted).toBe(true)
+    expect((await call('GET', `${keep.id}/`)).json().deleted).toBe(false)
+
+    const active = await make('bda_active_flag')
+    const inactive = await make('bda_inactive_flag', { active: false })
+    const byActive = (await call('POST', 'bulk_delete/', { filters: { search: 'bda_', active: 'false' } })).json()
+    expect(byActive.deleted.map((d: { id: number }) => d.id)).toEqual([inactive.id])
+    expect((await call('GET', `${active.id}/`)).json().deleted).toBe(false)
+
+    const boolean = await make('bdt_boolean_flag')
+    const multi = await make('bdt_multivariate_flag', { filters: twoVariants })
+    const byType = (await call('POST', 'bulk_delete/', { filters: { search: 'bdt_', type: 'boolean' } })).json()
+    expect(byType.deleted.map((d: { id: number }) => d.id)).toEqual([boolean.id])
+    expect((await call('GET', `${multi.id}/`)).json().deleted).toBe(false)
+    // the deletes are in the activity log, as PATCH deleted: true writes them
+    const log = (await call('GET', `${boolean.id}/activity/`)).json()
+    expect(log.results[0].activity).toBe('deleted')
+  })
+
+  it('test_bulk_delete_by_ids_no_limit', async () => {
+    const ids: number[] = []
+    for (let i = 0; i < 150; i++) ids.push((await make(`many_${i}`)).id)
+    const res = (await call('POST', 'bulk_delete/', { ids })).json()
+    expect(res.deleted).toHaveLength(150)
+    expect(res.errors).toHaveLength(0)
+  }, 120_000)
+
+  it('test_bulk_delete_requires_filters_or_ids, _rejects_both_filters_and_ids, _rejects_unknown_filter_keys', async () => {
+    const none = await call('POST', 'bulk_delete/', {})
+    expect(none.statusCode).toBe(400)
+    expect(none.json().error).toContain('Must provide either filters or ids')
+    const flag = await make('test_flag_both')
+    const both = await call('POST', 'bulk_delete/', { filters: { search: 'test' }, ids: [flag.id] })
+    expect(both.statusCode).toBe(400)
+    expect(both.json().error).toContain('either filters or ids, not both')
+    const unknown = await call('POST', 'bulk_delete/', { filters: { invalid_key: 'value', another_bad_key: 'test' } })
+    expect(unknown.statusCode).toBe(400)
+    expect(unknown.json().error).toContain('Unknown filter keys')
+    expect(unknown.json().error).toContain('another_bad_key')
+    expect(unknown.json().error).toContain('invalid_key')
+    expect((await call('GET', `${flag.id}/`)).json().deleted).toBe(false)
+  })
+
+  it('test_bulk_delete_validates_experiments, _with_dependent_flags, _renames_key_with_soft_deleted_experiment', async () => {
+    const withExperiment = await make('experiment_flag', { filters: twoVariants })
+    await experimentOn('experiment_flag')
+    const refused = (await call('POST', 'bulk_delete/', { ids: [withExperiment.id] })).json()
+    expect(refused.deleted).toHaveLength(0)
+    expect(refused.errors).toHaveLength(1)
+    expect(refused.errors[0].reason.toLowerCase()).toContain('experiment')
+    expect((await call('GET', `${withExperiment.id}/`)).json().deleted).toBe(false)
+
+    const baseFlag = await make('bulk_base_flag', {
+      filters: { groups: [{ rollout_percentage: 100, properties: [] }] },
+    })
+    await make('bulk_dependent_flag', {
+      filters: {
+        groups: [
+          {
+            rollout_percentage: 100,
+            properties: [{ key: String(baseFlag.id), type: 'flag', value: 'true', operator: 'flag_evaluates_to' }],
+          },
+        ],
+      },
+    })
+    const dependents = (await call('POST', 'bulk_delete/', { ids: [baseFlag.id] })).json()
+    expect(dependents.deleted).toHaveLength(0)
+    expect(dependents.errors[0].reason).toContain('other flags depend on it')
+    expect((await call('GET', `${baseFlag.id}/`)).json().deleted).toBe(false)
+
+    const renamed = await make('flag_with_deleted_exp', { filters: twoVariants })
+    const exp = await experimentOn('flag_with_deleted_exp')
+    const gone = await b.burrow.app.inject({
+      method: 'PATCH',
+      url: `/api/projects/${b.creds.project_id}/experiments/${exp}/`,
+      headers: b.auth,
+      payload: { deleted: true },
+    })
+    expect(gone.statusCode).toBe(200)
+    expect((await call('POST', 'bulk_delete/', { ids: [renamed.id] })).json().deleted).toHaveLength(1)
+    const after = (await call('GET', `${renamed.id}/`)).json()
+    expect(after.deleted).toBe(true)
+    expect(after.key).toBe(`flag_with_deleted_exp:deleted:${renamed.id}`)
+    // the key is free again
+    await make('flag_with_deleted_exp')
+  })
+
+  it('test_bulk_delete_includes_rollout_state', async () => {
+    const full = await make('fully_rolled_out', { filters: { groups: [{ rollout_percentage: 100, properties: [] }] } })
+    const zero = await make('zero_rollout', { filters: { groups: [{ rollout_percentage: 0, properties: [] }] } })
+    const partial = await make('partial_rollout')
+    const multi = await make('multivariate_full', {
+      filters: {
+        groups: [{ rollout_percentage: 100, properties: [], variant: 'winner' }],
+        multivariate: {
+          variants: [
+            { key: 'winner', rollout_percentage: 100 },
+            { key: 'loser', rollout_percentage: 0 },
+          ],
+        },
+      },
+    })
+    const res = (await call('POST', 'bulk_delete/', { ids: [full.id, zero.id, partial.id, multi.id] })).json()
+    expect(res.deleted).toHaveLength(4)
+    const byKey = Object.fromEntries(res.deleted.map((d: { key: string }) => [d.key, d]))
+    expect(byKey.fully_rolled_out).toMatchObject({ rollout_state: 'fully_rolled_out', active_variant: null })
+    expect(byKey.zero_rollout).toMatchObject({ rollout_state: 'not_rolled_out', active_variant: null })
+    expect(byKey.partial_rollout).toMatchObject({ rollout_state: 'partial', active_variant: null })
+    expect(byKey.multivariate_full).toMatchObject({ rollout_state: 'fully_rolled_out', active_variant: 'winner' })
+  })
+
+  it('test_flag_status_reasons (unknown, deleted), test_flag_status_new_flag_without_calls_not_stale', async () => {
+    const unknown = await call('GET', '999999/status')
+    expect(unknown.statusCode).toBe(404)
+    expect(unknown.json()).toMatchObject({ status: 'unknown', reason: 'Flag could not be found' })
+    const deleted = await make('deleted-feature-flag')
+    expect((await call('PATCH', `${deleted.id}/`, { deleted: true })).statusCode).toBe(200)
+    const res = await call('GET', `${deleted.id}/status`)
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ status: 'deleted', reason: 'Flag has been deleted' })
+    // a flag younger than 30 days is active whatever its rollout
+    const fresh = await make('new-flag', { filters: { groups: [{ rollout_percentage: 100, properties: [] }] } })
+    expect((await call('GET', `${fresh.id}/status`)).json().status).toBe('active')
+  })
+
+  it('test_flag_status_reasons (stale by configuration), test_flag_status_old_flag_no_usage_data_not_fully_rolled_out_is_active', async () => {
+    const boolean = await make('boolean-rolled-out-release-condition-flag', {
+      filters: {
+        groups: [
+          {
+            properties: [{ key: 'name', type: 'person', value: ['Smith'], operator: 'exact' }],
+            rollout_percentage: 50,
+          },
+          { properties: [], rollout_percentage: 100 },
+        ],
+      },
+    })
+    const override = await make('multivariate-rolled-out-release-condition-and-override-flag', {
+      filters: {
+        groups: [{ variant: 'test', properties: [], rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'test', rollout_percentage: 60 },
+            { key: 'control', rollout_percentage: 40 },
+          ],
+        },
+      },
+    })
+    const variant = await make('multivariate-rolled-out-variant-flag', {
+      filters: {
+        groups: [{ variant: null, properties: [], rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'test', rollout_percentage: 100 },
+            { key: 'control', rollout_percentage: 0 },
+          ],
+        },
+      },
+    })
+    const half = await make('never-called-flag')
+    const halfVariants = await make('multivariate-rolled-out-release-half-variant-flag', {
+      filters: {
+        groups: [{ variant: null, properties: [], rollout_percentage: 100 }],
+        multivariate: {
+          variants: [
+            { key: 'var1key', rollout_percentage: 50 },
+            { key: 'var2key', rollout_percentage: 50 },
+          ],
+        },
+      },
+    })
+    daysLater = 31
+    const status = async (id: number) => (await call('GET', `${id}/status`)).json()
+    expect(await status(boolean.id)).toEqual({
+      status: 'stale',
+      reason: 'This boolean flag will always evaluate to "true"',
+    })
+    expect(await status(override.id)).toEqual({
+      status: 'stale',
+      reason: 'This flag will always use the variant "test"',
+    })
+    expect(await status(variant.id)).toEqual({
+      status: 'stale',
+      reason: 'This flag will always use the variant "test"',
+    })
+    expect((await status(half.id)).status).toBe('active')
+    expect((await status(halfVariants.id)).status).toBe('active')
+    // test_get_flags_with_stale_filter*: the list's active=STALE, every live flag of this project that is 31 days
+    // old and serves one answer to everyone (the earlier tests left two such flags: bulk_base_flag and new-flag)
+    const stale = (await call('GET', '?active=STALE')).json()
+    expect(new Set(stale.results.map((f: { key: string }) => f.key))).toEqual(
+      new Set([
+        'bulk_base_flag',
+        'new-flag',
+        'boolean-rolled-out-release-condition-flag',
+        'multivariate-rolled-out-release-condition-and-override-flag',
+        'multivariate-rolled-out-variant-flag',
+      ]),
+    )
+    expect(stale.count).toBe(5)
+    expect(stale.results.every((f: { status: string }) => f.status === 'STALE')).toBe(true)
   })
 })
