@@ -39,6 +39,7 @@ import { exportRoutes } from './export/routes.js'
 import { createExportService } from './export/service.js'
 import { createExportStore } from './export/store.js'
 import { createActivityPages } from './flags/activity-page.js'
+import { createBlastRadius } from './flags/blast-radius.js'
 import { createDefinitionsCache } from './flags/cache.js'
 import { flagsEndpointRoutes } from './flags/evaluate-route.js'
 import { createFlagsEvaluator } from './flags/evaluation-service.js'
@@ -603,7 +604,14 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   calculateCohorts = () => void cohortCalculator.runDue()
   cohortCalculator.start()
   const activityPages = createActivityPages(meta.db, stores.users)
-  await app.register(flagRoutes({ flags: services.flags, activity: activityPages, siteUrl: config.siteUrl }))
+  await app.register(
+    flagRoutes({
+      flags: services.flags,
+      activity: activityPages,
+      siteUrl: config.siteUrl,
+      blastRadius: createBlastRadius({ meta: meta.db, cache: flagCache }),
+    }),
+  )
   await app.register(
     cohortRoutes({ cohorts: services.cohorts, persons, activity: activityPages, siteUrl: config.siteUrl }),
   )

@@ -4,6 +4,7 @@ import { MethodNotAllowed } from '../http/errors.js'
 import { errorAnswer } from '../http/openapi.js'
 import { pageParams, paginate } from '../http/pagination.js'
 import type { ActivityPages } from './activity-page.js'
+import type { BlastRadius } from './blast-radius.js'
 import {
   ActivityPage,
   ActivityQuery,
@@ -49,7 +50,12 @@ const actorOf = (req: FastifyRequest): Actor => ({
 })
 
 /** The management API: list/create/retrieve/PATCH (soft delete with `deleted: true`) and the activity log. */
-export function flagRoutes(deps: { flags: FlagService; activity: ActivityPages; siteUrl: string }) {
+export function flagRoutes(deps: {
+  flags: FlagService
+  activity: ActivityPages
+  siteUrl: string
+  blastRadius: BlastRadius
+}) {
   return async (app: FastifyInstance) => {
     const tags = ['feature_flags']
     for (const prefix of PREFIXES) {
@@ -163,6 +169,21 @@ export function flagRoutes(deps: { flags: FlagService; activity: ActivityPages; 
           config: { scope: 'feature_flag:write' },
         },
         async (req, reply) => bulkAnswer(reply, () => deps.flags.bulkDelete(req.project.id, actorOf(req), req.body)),
+      )
+      app.post(
+        `${prefix}/user_blast_radius/`,
+        {
+          schema: {
+            summary: 'How many a release condition reaches',
+            description:
+              '`{"condition": {properties, rollout_percentage}, "group_type_index"?}` → `{users_affected, total_users}`: the persons (or groups of that type) the condition’s properties match, out of all of them; the rollout is not applied, as in PostHog.',
+            tags,
+            params: ProjectOnlyParams,
+            response: { 200: Type.Object({ users_affected: Type.Integer(), total_users: Type.Integer() }) },
+          },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req) => deps.blastRadius(req.project.id, req.body),
       )
       app.get(
         `${prefix}/:id/status/`,

@@ -2,7 +2,7 @@
 // it mirrors; expected values worked out by hand from the requests.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMember, createTenant, startTestApp, type TestApp } from '../../helpers/app.js'
-import { insertGroupType } from '../fixtures.js'
+import { insertGroup, insertGroupType, insertPerson } from '../fixtures.js'
 
 let t: TestApp
 let base: string
@@ -1037,5 +1037,237 @@ describe('bulk actions, matching ids and status (a project of its own)', () => {
     )
     expect(stale.count).toBe(5)
     expect(stale.results.every((f: { status: string }) => f.status === 'STALE')).toBe(true)
+  })
+})
+
+describe('user_blast_radius (TestBlastRadius; each test in a project of its own)', () => {
+  type Project = Awaited<ReturnType<typeof createTenant>>
+  const project = async () => createTenant(t)
+  const person = (p: Project, distinctId: string, properties: Record<string, unknown>) =>
+    insertPerson(t, [distinctId], properties, p.project.id)
+  const group = (p: Project, index: number, key: string, properties: Record<string, unknown>) =>
+    insertGroup(t, index, key, properties, p.project.id)
+  const radius = async (p: Project, body: Record<string, unknown>) => {
+    const res = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${p.project.id}/feature_flags/user_blast_radius`,
+      headers: p.auth,
+      payload: body,
+    })
+    return { status: res.statusCode, body: res.json() }
+  }
+  const personCondition = (properties: unknown[], rollout = 100) => ({
+    condition: { properties, rollout_percentage: rollout },
+  })
+  const groupCondition = (properties: unknown[], index: number, rollout = 100) => ({
+    condition: { properties, rollout_percentage: rollout },
+    group_type_index: index,
+  })
+  const cohortIn = async (p: Project, name: string, properties: unknown) => {
+    const res = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${p.project.id}/cohorts/`,
+      headers: p.auth,
+      payload: { name, filters: { properties } },
+    })
+    expect(res.statusCode, res.body).toBe(201)
+    return res.json().id as number
+  }
+
+  it('test_user_blast_radius, _with_zero_users, _with_zero_selected_users, _with_all_selected_users', async () => {
+    const p = await project()
+    const exact = (value: unknown) => [{ key: 'group', type: 'person', value, operator: 'exact' }]
+    expect((await radius(p, personCondition(exact([0, 1, 2, 3]), 25))).body).toEqual({
+      users_affected: 0,
+      total_users: 0,
+    })
+    for (let i = 0; i < 10; i++) await person(p, `person${i}`, { group: `${i}` })
+    expect(await radius(p, personCondition(exact([0, 1, 2, 3]), 25))).toEqual({
+      status: 200,
+      body: { users_affected: 4, total_users: 10 },
+    })
+    expect((await radius(p, personCondition(exact([8]), 25))).body.users_affected).toBe(1)
+    expect((await radius(p, personCondition(exact([18]), 25))).body).toEqual({ users_affected: 0, total_users: 10 })
+    expect((await radius(p, personCondition([]))).body).toEqual({ users_affected: 10, total_users: 10 })
+    const missing = await radius(p, {})
+    expect(missing.status).toBe(400)
+    expect(missing.body.detail).toBe('Missing condition for which to get blast radius')
+  })
+
+  it('test_user_blast_radius_with_single_cohort, _with_dynamic_cohort, _with_integer_property_values', async () => {
+    const p = await project()
+    for (let i = 0; i < 10; i++) await person(p, `person${i}`, { group: i })
+    const cohort1 = await cohortIn(p, 'cohort1', {
+      type: 'OR',
+      values: [
+        {
+          type: 'OR',
+          values: [
+            { key: 'group', value: 'none', type: 'person', operator: 'exact' },
+            { key: 'group', value: ['1', '2', '3'], type: 'person', operator: 'exact' },
+          ],
+        },
+      ],
+    })
+    expect((await radius(p, personCondition([{ key: 'id', type: 'cohort', value: cohort1 }], 50))).body).toEqual({
+      users_affected: 3,
+      total_users: 10,
+    })
+
+    const q = await project()
+    await person(q, 'p1', { email: 'user@posthog.com' })
+    await person(q, 'p2', { email: 'user@example.com' })
+    const dynamic = await cohortIn(q, 'Dynamic cohort', {
+      type: 'OR',
+      values: [{ key: 'email', type: 'person', value: '@posthog.com', operator: 'icontains' }],
+    })
+    expect((await radius(q, personCondition([{ key: 'id', type: 'cohort', value: dynamic }]))).body).toEqual({
+      users_affected: 1,
+      total_users: 2,
+    })
+
+    const r = await project()
+    await person(r, 'p1', { age: 25, score: 100 })
+    await person(r, 'p2', { age: '25', score: '100' })
+    await person(r, 'p3', { age: 30, score: 200 })
+    expect(
+      (await radius(r, personCondition([{ key: 'age', type: 'person', value: [25], operator: 'exact' }]))).body,
+    ).toEqual({ users_affected: 2, total_users: 3 })
+  })
+
+  it('test_user_blast_radius_with_groups, _zero_selected, _all_selected, _multiple_queries, _incorrect_group_type', async () => {
+    const p = await project()
+    await insertGroupType(t, 'organization', 0, p.project.id)
+    await insertGroupType(t, 'company', 1, p.project.id)
+    for (let i = 0; i < 10; i++) await group(p, 0, `org:${i}`, { industry: `${i}` })
+    for (let i = 0; i < 5; i++) await group(p, 1, `org:${i}`, { industry: `${i}` })
+    const industry = (value: unknown[]) => ({
+      key: 'industry',
+      type: 'group',
+      value,
+      operator: 'exact',
+      group_type_index: 0,
+    })
+    expect((await radius(p, groupCondition([industry([0, 1, 2, 3])], 0, 25))).body).toEqual({
+      users_affected: 4,
+      total_users: 10,
+    })
+    expect((await radius(p, groupCondition([industry([18])], 0, 25))).body).toEqual({
+      users_affected: 0,
+      total_users: 10,
+    })
+    expect((await radius(p, groupCondition([], 1, 25))).body).toEqual({ users_affected: 5, total_users: 5 })
+    const both = [industry([0, 1, 2, 3, 4]), industry([2, 3, 4, 5, 6])]
+    expect((await radius(p, groupCondition(both, 0, 25))).body).toEqual({ users_affected: 3, total_users: 10 })
+    const wrong = await radius(p, groupCondition(both, 1, 25))
+    expect(wrong.status).toBe(400)
+    expect(wrong.body).toMatchObject({
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'Invalid group type index for feature flag condition.',
+    })
+  })
+
+  it('test_user_blast_radius_with_group_key_*: exact, icontains, regex, not_regex, not_icontains, lists, refusals', async () => {
+    const p = await project()
+    await insertGroupType(t, 'organization', 0, p.project.id)
+    for (let i = 0; i < 10; i++) await group(p, 0, `org:${i}`, { industry: `tech-${i}` })
+    await group(p, 0, 'special-workspace', { industry: 'special' })
+    const key = (value: unknown, operator: string) => ({
+      key: '$group_key',
+      type: 'group',
+      value,
+      operator,
+      group_type_index: 0,
+    })
+    expect((await radius(p, groupCondition([key('special-workspace', 'exact')], 0))).body).toEqual({
+      users_affected: 1,
+      total_users: 11,
+    })
+    expect((await radius(p, groupCondition([key('org:', 'icontains')], 0))).body).toEqual({
+      users_affected: 10,
+      total_users: 11,
+    })
+
+    const q = await project()
+    await insertGroupType(t, 'organization', 0, q.project.id)
+    for (const k of ['org-prod-001', 'org-staging-002', 'workspace-test-003']) await group(q, 0, k, {})
+    const pattern = '^org-(prod|staging)-\\d+$'
+    expect((await radius(q, groupCondition([key(pattern, 'regex')], 0))).body).toEqual({
+      users_affected: 2,
+      total_users: 3,
+    })
+    expect((await radius(q, groupCondition([key(pattern, 'not_regex')], 0))).body.users_affected).toBe(1)
+    expect((await radius(q, groupCondition([key('ORG', 'not_icontains')], 0))).body.users_affected).toBe(1)
+    const gt = await radius(q, groupCondition([key('5', 'gt')], 0))
+    expect(gt.status).toBe(400)
+    expect(gt.body.detail.toLowerCase()).toContain('not supported')
+
+    const r = await project()
+    await insertGroupType(t, 'organization', 0, r.project.id)
+    for (const k of ['org-alpha', 'org-beta', 'org-gamma']) await group(r, 0, k, {})
+    expect((await radius(r, groupCondition([key(['org-alpha', 'org-beta'], 'exact')], 0))).body).toEqual({
+      users_affected: 2,
+      total_users: 3,
+    })
+    expect((await radius(r, groupCondition([key(['org-alpha', 'org-beta'], 'is_not')], 0))).body).toEqual({
+      users_affected: 1,
+      total_users: 3,
+    })
+    const list = await radius(r, groupCondition([key(['alpha', 'beta'], 'icontains')], 0))
+    expect(list.status).toBe(400)
+    expect(list.body.detail.toLowerCase()).toContain('does not support list values')
+
+    const s = await project()
+    await insertGroupType(t, 'organization', 0, s.project.id)
+    await group(s, 0, 'org:premium', { plan: 'enterprise' })
+    await group(s, 0, 'org:free', { plan: 'free' })
+    await group(s, 0, 'workspace:premium', { plan: 'enterprise' })
+    const plan = { key: 'plan', type: 'group', value: 'enterprise', operator: 'exact', group_type_index: 0 }
+    expect((await radius(s, groupCondition([key('org:', 'icontains'), plan], 0))).body).toEqual({
+      users_affected: 1,
+      total_users: 3,
+    })
+  })
+
+  it('test_user_blast_radius_with_semver_operators, _semver_caret_0x_versions, _semver_operators_on_groups', async () => {
+    const p = await project()
+    for (const v of ['0.9.0', '1.0.0', '1.2.0', '1.2.3', '1.2.5', '1.3.0', '2.0.0', '2.1.0']) {
+      await person(p, `person_${v}`, { app_version: v })
+    }
+    const affected = async (q: Project, operator: string, value: string) =>
+      (await radius(q, personCondition([{ key: 'app_version', type: 'person', value, operator }]))).body
+    expect(await affected(p, 'semver_eq', '1.2.3')).toEqual({ users_affected: 1, total_users: 8 })
+    expect((await affected(p, 'semver_gt', '1.2.3')).users_affected).toBe(4)
+    expect((await affected(p, 'semver_gte', '1.2.3')).users_affected).toBe(5)
+    expect((await affected(p, 'semver_lt', '1.2.3')).users_affected).toBe(3)
+    expect((await affected(p, 'semver_lte', '1.2.3')).users_affected).toBe(4)
+    expect((await affected(p, 'semver_tilde', '1.2.3')).users_affected).toBe(2)
+    expect((await affected(p, 'semver_caret', '1.2.3')).users_affected).toBe(3)
+    expect((await affected(p, 'semver_wildcard', '1.2.*')).users_affected).toBe(3)
+    expect((await affected(p, 'semver_wildcard', '1.*')).users_affected).toBe(5)
+
+    const q = await project()
+    for (const v of ['0.0.1', '0.0.3', '0.0.5', '0.1.0', '0.2.3', '0.2.5', '0.3.0', '1.0.0']) {
+      await person(q, `person_${v}`, { app_version: v })
+    }
+    expect(await affected(q, 'semver_caret', '0.2.3')).toEqual({ users_affected: 2, total_users: 8 })
+    expect((await affected(q, 'semver_caret', '0.0.3')).users_affected).toBe(1)
+
+    const r = await project()
+    await insertGroupType(t, 'organization', 0, r.project.id)
+    const versions = ['1.0.0', '1.5.0', '2.0.0', '2.5.0', '3.0.0']
+    for (const [i, v] of versions.entries()) {
+      await group(r, 0, `org-${v}`, { min_version: v })
+      await person(r, `person_${i}`, { $group_0: `org-${v}` })
+    }
+    const minVersion = {
+      key: 'min_version',
+      type: 'group',
+      value: '2.0.0',
+      operator: 'semver_gte',
+      group_type_index: 0,
+    }
+    expect((await radius(r, groupCondition([minVersion], 0))).body).toEqual({ users_affected: 3, total_users: 5 })
   })
 })
