@@ -39,7 +39,7 @@ import { exportRoutes } from './export/routes.js'
 import { createExportService } from './export/service.js'
 import { createExportStore } from './export/store.js'
 import { createActivityPages } from './flags/activity-page.js'
-import { createBlastRadius } from './flags/blast-radius.js'
+import { createBlastRadius, createFlagAudience } from './flags/blast-radius.js'
 import { createDefinitionsCache } from './flags/cache.js'
 import { flagsEndpointRoutes } from './flags/evaluate-route.js'
 import { createFlagsEvaluator } from './flags/evaluation-service.js'
@@ -610,6 +610,15 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
       activity: activityPages,
       siteUrl: config.siteUrl,
       blastRadius: createBlastRadius({ meta: meta.db, cache: flagCache }),
+      staticCohortForFlag: async (teamId, actor, flag) => {
+        const audience = createFlagAudience({ meta: meta.db, cache: flagCache })
+        const at = clock().toISOString().slice(0, 19).replace('T', ' ')
+        return services.cohorts.create(teamId, actor, {
+          name: `Users with feature flag ${flag.key} enabled at ${at}`,
+          is_static: true,
+          distinct_ids: await audience(teamId, flag.key),
+        })
+      },
     }),
   )
   await app.register(

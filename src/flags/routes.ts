@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { MethodNotAllowed } from '../http/errors.js'
+import { MethodNotAllowed, NotFound } from '../http/errors.js'
 import { errorAnswer } from '../http/openapi.js'
 import { pageParams, paginate } from '../http/pagination.js'
 import type { ActivityPages } from './activity-page.js'
@@ -55,6 +55,8 @@ export function flagRoutes(deps: {
   activity: ActivityPages
   siteUrl: string
   blastRadius: BlastRadius
+  /** PostHog's `create_static_cohort_for_flag`: a static cohort of the persons the flag is enabled for now. */
+  staticCohortForFlag: (teamId: number, actor: Actor, flag: { key: string }) => Promise<unknown>
 }) {
   return async (app: FastifyInstance) => {
     const tags = ['feature_flags']
@@ -184,6 +186,26 @@ export function flagRoutes(deps: {
           config: { scope: 'feature_flag:read' },
         },
         async (req) => deps.blastRadius(req.project.id, req.body),
+      )
+      app.post(
+        `${prefix}/:id/create_static_cohort_for_flag/`,
+        {
+          schema: {
+            summary: 'A static cohort of the flag’s audience',
+            description:
+              'Creates a static cohort, "Users with feature flag <key> enabled at <time>", holding the persons the flag is enabled for now (none for a flag that is off or aggregates by groups); answers 201 with `{cohort}`.',
+            tags,
+            params: FlagParams,
+            response: { 201: Type.Object({ cohort: Type.Unknown() }) },
+          },
+          config: { scope: 'feature_flag:read' },
+        },
+        async (req, reply) => {
+          const flag = await deps.flags.get(req.project.id, (req.params as { id: number }).id)
+          if (flag.deleted) throw new NotFound()
+          const cohort = await deps.staticCohortForFlag(req.project.id, actorOf(req), flag)
+          return reply.code(201).send({ cohort })
+        },
       )
       app.get(
         `${prefix}/:id/status/`,

@@ -1271,3 +1271,74 @@ describe('user_blast_radius (TestBlastRadius; each test in a project of its own)
     expect((await radius(r, groupCondition([minVersion], 0))).body).toEqual({ users_affected: 3, total_users: 5 })
   })
 })
+
+describe('create_static_cohort_for_flag (a project of its own)', () => {
+  it('test_creating_static_cohort: the persons the flag is enabled for now', async () => {
+    const p = await createTenant(t)
+    const flags = `/api/projects/${p.project.id}/feature_flags`
+    const flag = await t.burrow.app.inject({
+      method: 'POST',
+      url: `${flags}/`,
+      headers: p.auth,
+      payload: {
+        name: 'some feature',
+        key: 'some-feature',
+        filters: { groups: [{ properties: [{ key: 'key', value: 'value', type: 'person' }] }], multivariate: null },
+      },
+    })
+    expect(flag.statusCode, flag.body).toBe(201)
+    // persons as capture makes them (the cohort's persons list reads them from the events store)
+    const captured = await t.burrow.app.inject({
+      method: 'POST',
+      url: '/batch/',
+      payload: {
+        api_key: p.project.api_token,
+        batch: [
+          { event: 'seen', distinct_id: 'person1', properties: { $set: { key: 'value' } } },
+          { event: 'seen', distinct_id: 'person2', properties: { $set: { key: 'value2' } } },
+          { event: 'seen', distinct_id: 'person3', properties: { $set: { key2: 'value3' } } },
+        ],
+      },
+    })
+    expect(captured.statusCode).toBe(200)
+    const res = await t.burrow.app.inject({
+      method: 'POST',
+      url: `${flags}/${flag.json().id}/create_static_cohort_for_flag`,
+      headers: p.auth,
+      payload: {},
+    })
+    expect(res.statusCode, res.body).toBe(201)
+    const cohort = res.json().cohort
+    expect(cohort.name).toMatch(/^Users with feature flag some-feature enabled at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/)
+    expect(cohort.is_static).toBe(true)
+    const stored = await t.burrow.app.inject({
+      url: `/api/projects/${p.project.id}/cohorts/${cohort.id}/`,
+      headers: p.auth,
+    })
+    expect(stored.json().count).toBe(1)
+    const persons = await t.burrow.app.inject({
+      url: `/api/projects/${p.project.id}/cohorts/${cohort.id}/persons/`,
+      headers: p.auth,
+    })
+    expect(persons.statusCode, persons.body).toBe(200)
+    expect(persons.json().results).toHaveLength(1)
+    // a deleted flag has no audience to save
+    expect(
+      (
+        await t.burrow.app.inject({
+          method: 'PATCH',
+          url: `${flags}/${flag.json().id}/`,
+          headers: p.auth,
+          payload: { deleted: true },
+        })
+      ).statusCode,
+    ).toBe(200)
+    const gone = await t.burrow.app.inject({
+      method: 'POST',
+      url: `${flags}/${flag.json().id}/create_static_cohort_for_flag`,
+      headers: p.auth,
+      payload: {},
+    })
+    expect(gone.statusCode).toBe(404)
+  })
+})
