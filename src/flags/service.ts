@@ -335,6 +335,22 @@ export function createFlagService(deps: {
     })
   }
 
+  /**
+   * PostHog's rule: evaluation tags sent must be among the tags sent in the same request (compared as PostHog's
+   * tagify does, trimmed and lower-cased); an empty list of evaluation tags is always fine.
+   */
+  function checkEvaluationTags(input: FlagUpdate): void {
+    if (!input.evaluation_tags || input.evaluation_tags.length === 0) return
+    const norm = (tag: string) => tag.trim().toLowerCase()
+    const tags = new Set((input.tags ?? []).map(norm))
+    const invalid = [...new Set(input.evaluation_tags.map(norm))].filter((tag) => !tags.has(tag)).sort()
+    if (invalid.length > 0) {
+      throw new ValidationError(
+        `Evaluation tags must be a subset of tags. Invalid evaluation tags: ${invalid.join(', ')}`,
+      )
+    }
+  }
+
   /** PostHog refuses experience continuity with device-id bucketing (continuity keys on the person). */
   function checkBucketing(continuity: boolean, bucketing: string | null): void {
     if (continuity && bucketing === 'device_id') {
@@ -578,6 +594,7 @@ export function createFlagService(deps: {
         throw new ValidationError('Feature flags must have at least one condition set (group).', 'filters')
       }
       const filters = await checkFilters(teamId, rawFilters, null)
+      checkEvaluationTags(input)
       checkBucketing(input.ensure_experience_continuity === true, input.bucketing_identifier ?? null)
       const now = deps.clock().toISOString()
       const row: NewFlagRow = {
@@ -638,6 +655,7 @@ export function createFlagService(deps: {
         patch.ensure_experience_continuity = input.ensure_experience_continuity ? 1 : 0
       }
       if (input.evaluation_runtime !== undefined) patch.evaluation_runtime = input.evaluation_runtime
+      checkEvaluationTags(input)
       if (input.evaluation_tags !== undefined) patch.evaluation_tags = JSON.stringify(input.evaluation_tags)
       if (input.tags !== undefined) patch.tags = JSON.stringify(input.tags)
       if (input.bucketing_identifier !== undefined) patch.bucketing_identifier = input.bucketing_identifier

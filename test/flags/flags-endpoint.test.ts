@@ -21,7 +21,8 @@ beforeAll(async () => {
   })
   await createFlag(t, { key: 'everyone', rollout_percentage: 100 })
   await createFlag(t, { key: 'switched-off', rollout_percentage: 100, active: false })
-  await createFlag(t, { key: 'staging-only', rollout_percentage: 100, evaluation_tags: ['staging'] })
+  // evaluation tags are among the flag's tags, as PostHog requires
+  await createFlag(t, { key: 'staging-only', rollout_percentage: 100, tags: ['staging'], evaluation_tags: ['staging'] })
   await createFlag(t, { key: 'server-only', rollout_percentage: 100, evaluation_runtime: 'server' })
   await createFlag(t, { key: 'client-only', rollout_percentage: 100, evaluation_runtime: 'client' })
   await createFlag(t, {

@@ -1342,3 +1342,48 @@ describe('create_static_cohort_for_flag (a project of its own)', () => {
     expect(gone.statusCode).toBe(404)
   })
 })
+
+describe('evaluation tags (TestFeatureFlagEvaluationTags)', () => {
+  it('test_evaluation_tags_validation: evaluation tags must be among the tags', async () => {
+    const base = { filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }
+    const valid = await post({
+      ...base,
+      name: 'Valid evaluation tags',
+      key: 'valid-eval-tags',
+      tags: ['app', 'marketing', 'docs'],
+      evaluation_tags: ['app', 'docs'],
+    })
+    expect(valid.statusCode, valid.body).toBe(201)
+    expect(valid.json().evaluation_tags).toEqual(['app', 'docs'])
+    const invalid = await post({
+      ...base,
+      name: 'Invalid evaluation tags',
+      key: 'invalid-eval-tags',
+      tags: ['app', 'docs'],
+      evaluation_tags: ['app', 'marketing'],
+    })
+    expect(invalid.statusCode).toBe(400)
+    expect(invalid.json().detail).toContain('Evaluation tags must be a subset of tags')
+    expect(invalid.json().detail).toContain('marketing')
+    const none = await post({ ...base, key: 'no-tags-eval-tags', tags: [], evaluation_tags: ['app'] })
+    expect(none.statusCode).toBe(400)
+    expect(none.json().detail).toContain('Evaluation tags must be a subset of tags')
+  })
+
+  it('test_update_feature_flag_evaluation_tags, test_remove_all_evaluation_tags', async () => {
+    const flag = await created({
+      key: 'eval-tags-update',
+      filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+    })
+    const first = await patch(flag.id, { tags: ['app', 'marketing'], evaluation_tags: ['app'] })
+    expect(first.statusCode, first.body).toBe(200)
+    expect(first.json().evaluation_tags).toEqual(['app'])
+    const second = await patch(flag.id, { tags: ['app', 'marketing', 'docs'], evaluation_tags: ['marketing', 'docs'] })
+    expect(second.statusCode, second.body).toBe(200)
+    expect([...second.json().evaluation_tags].sort()).toEqual(['docs', 'marketing'])
+    const cleared = await patch(flag.id, { tags: ['app', 'marketing'], evaluation_tags: [] })
+    expect(cleared.statusCode).toBe(200)
+    expect(cleared.json().evaluation_tags).toEqual([])
+    expect(cleared.json().tags).toEqual(['app', 'marketing'])
+  })
+})
