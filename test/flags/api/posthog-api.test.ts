@@ -1135,6 +1135,32 @@ describe('user_blast_radius (TestBlastRadius; each test in a project of its own)
     ).toEqual({ users_affected: 2, total_users: 3 })
   })
 
+  it('test_user_blast_radius_with_multiple_static_cohorts: a static and a dynamic cohort, both', async () => {
+    const p = await project()
+    for (let i = 0; i < 10; i++) await person(p, `person${i}`, { group: `${i}` })
+    const staticCohort = await t.burrow.app.inject({
+      method: 'POST',
+      url: `/api/projects/${p.project.id}/cohorts/`,
+      headers: p.auth,
+      payload: { name: 'static', is_static: true, distinct_ids: ['person0', 'person1', 'person2'] },
+    })
+    expect(staticCohort.statusCode, staticCohort.body).toBe(201)
+    const cohort2 = await cohortIn(p, 'cohort2', {
+      type: 'OR',
+      values: [
+        {
+          type: 'OR',
+          values: [{ key: 'group', value: ['1', '2', '4', '5', '6'], type: 'person', operator: 'exact' }],
+        },
+      ],
+    })
+    const both = [
+      { key: 'id', type: 'cohort', value: staticCohort.json().id },
+      { key: 'id', type: 'cohort', value: cohort2 },
+    ]
+    expect((await radius(p, personCondition(both, 50))).body).toEqual({ users_affected: 2, total_users: 10 })
+  })
+
   it('test_user_blast_radius_with_groups, _zero_selected, _all_selected, _multiple_queries, _incorrect_group_type', async () => {
     const p = await project()
     await insertGroupType(t, 'organization', 0, p.project.id)
