@@ -18,7 +18,11 @@ import {
 } from './schemas.js'
 import { type Actor, BulkActionError, type FlagService } from './service.js'
 
-const BulkError = Type.Object({ error: Type.String() })
+/** Bulk actions refuse with `{error}`; the framework's own refusals keep their usual body. */
+const BulkError = Type.Union([
+  Type.Object({ error: Type.String() }),
+  errorAnswer('A refusal of the framework (a malformed request).'),
+])
 const FlagStatus = Type.Object({ status: Type.String(), reason: Type.String() })
 
 const PREFIXES = ['/api/projects/:projectId/feature_flags', '/api/environments/:projectId/feature_flags']
@@ -216,7 +220,12 @@ export function flagRoutes(deps: {
               '`{status, reason}`: `deleted`, `stale` (older than 30 days and serving one answer to everyone) or `active`; an unknown flag answers 404 with `unknown`.',
             tags,
             params: FlagParams,
-            response: { 200: FlagStatus, 404: FlagStatus },
+            response: {
+              200: FlagStatus,
+              404: Type.Union([FlagStatus, errorAnswer('No such project.')], {
+                description: 'An unknown flag: `{status: "unknown", reason}`',
+              }),
+            },
           },
           config: { scope: 'feature_flag:read' },
         },
