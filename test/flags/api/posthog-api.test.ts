@@ -1413,3 +1413,19 @@ describe('evaluation tags (TestFeatureFlagEvaluationTags)', () => {
     expect(cleared.json().tags).toEqual(['app', 'marketing'])
   })
 })
+
+describe('fields Burrow has no use for', () => {
+  it('test_create_feature_flag_without_usage_dashboard, test_create_feature_flag_in_specific_folder', async () => {
+    const plain = await post({ key: 'no-usage-dashboard', _should_create_usage_dashboard: false })
+    expect(plain.statusCode, plain.body).toBe(201)
+    expect(plain.json()).toMatchObject({ key: 'no-usage-dashboard', name: '' })
+    const foldered = await post({
+      key: 'my-test-flag-in-folder',
+      name: 'Test Flag in Folder',
+      filters: { groups: [{ properties: [], rollout_percentage: 50 }] },
+      _create_in_folder: 'Special Folder/Flags',
+    })
+    expect(foldered.statusCode, foldered.body).toBe(201)
+    expect(foldered.json().id).toEqual(expect.any(Number))
+  })
+})
