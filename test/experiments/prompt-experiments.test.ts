@@ -260,13 +260,23 @@ describe('create_from_prompt/', () => {
     expect(first.json()).toMatchObject({ name: 'my-prompt: v2, v4 (latency, cost)', feature_flag_key: key })
     const second = await post({ versions: [2, 4], templates: ['latency', 'cost'] })
     expect(second.json().feature_flag_key).toBe(`${key}-2`)
-    // PostHog refuses to delete a flag an active experiment runs on, so the experiment goes first
+    // PostHog refuses to delete a flag an active experiment runs on, so the experiment goes first; a flag deleted
+    // after its experiment gives its key up (`<key>:deleted:<id>`), so -2 is free again
     expect((await call('PATCH', `experiments/${second.json().id}/`, { deleted: true })).statusCode).toBe(200)
     expect((await call('PATCH', `feature_flags/${second.json().feature_flag.id}/`, { deleted: true })).statusCode).toBe(
       200,
     )
     const third = await post({ versions: [2, 4], templates: ['latency', 'cost'], name: '' })
-    expect(third.json().feature_flag_key).toBe(`${key}-3`)
+    expect(third.json().feature_flag_key).toBe(`${key}-2`)
+    // a flag deleted on its own keeps its key: -3 stays taken
+    const plain = await call('POST', 'feature_flags/', {
+      key: `${key}-3`,
+      filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+    })
+    expect(plain.statusCode, plain.body).toBe(201)
+    expect((await call('PATCH', `feature_flags/${plain.json().id}/`, { deleted: true })).statusCode).toBe(200)
+    const fourth = await post({ versions: [2, 4], templates: ['latency', 'cost'] })
+    expect(fourth.json().feature_flag_key).toBe(`${key}-4`)
   })
 
   it('can be launched: control is the first variant', async () => {
