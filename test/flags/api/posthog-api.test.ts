@@ -25,6 +25,18 @@ async function created(payload: Record<string, unknown>): Promise<Record<string,
   return res.json()
 }
 
+/** A cohort in PostHog's legacy `groups` form (one person property on `email`), as PostHog's tests make them. */
+async function legacyCohort(name: string, email: string): Promise<number> {
+  const res = await t.burrow.app.inject({
+    method: 'POST',
+    url: `/api/projects/${t.creds.project_id}/cohorts/`,
+    headers: t.auth,
+    payload: { name, groups: [{ properties: [{ key: 'email', value: email, type: 'person' }] }] },
+  })
+  expect(res.statusCode, res.body).toBe(201)
+  return res.json().id as number
+}
+
 const withProperty = (key: string, property: Record<string, unknown>) =>
   post({ key, filters: { groups: [{ properties: [{ type: 'person', ...property }], rollout_percentage: 100 }] } })
 
@@ -480,26 +492,17 @@ describe('flag details past the list (test_feature_flag.py from the static cohor
   }
 
   it('test_feature_flag_includes_cohort_names: the condition as sent, with the cohort name', async () => {
-    const cohort = await t.burrow.app.inject({
-      method: 'POST',
-      url: `/api/projects/${t.creds.project_id}/cohorts/`,
-      headers: t.auth,
-      payload: {
-        name: 'test_cohort',
-        groups: [{ properties: [{ key: 'email', value: '@posthog.com', type: 'person' }] }],
-      },
-    })
-    expect(cohort.statusCode, cohort.body).toBe(201)
+    const cohortId = await legacyCohort('test_cohort', '@posthog.com')
     const flag = await created({
       name: 'Alpha feature',
       key: 'alpha-feature',
-      filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: cohort.json().id }] }] },
+      filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: cohortId }] }] },
     })
     const res = await get(`${base}/${flag.id}/`)
     expect(res.json().filters.groups[0].properties[0]).toEqual({
       key: 'id',
       type: 'cohort',
-      value: cohort.json().id,
+      value: cohortId,
       cohort_name: 'test_cohort',
     })
   })
@@ -608,17 +611,7 @@ describe('local evaluation ETags (test_local_evaluation_*)', () => {
   })
 
   it('test_local_evaluation_etag_works_with_send_cohorts, _transformation_with_send_cohorts_true/false', async () => {
-    const cohort = await t.burrow.app.inject({
-      method: 'POST',
-      url: `/api/projects/${t.creds.project_id}/cohorts/`,
-      headers: t.auth,
-      payload: {
-        name: 'Test Cohort',
-        groups: [{ properties: [{ key: 'email', value: 'test@example.com', type: 'person' }] }],
-      },
-    })
-    expect(cohort.statusCode, cohort.body).toBe(201)
-    const cohortId = cohort.json().id
+    const cohortId = await legacyCohort('Test Cohort', 'test@example.com')
     await created({
       key: 'test-flag-cohort',
       filters: { groups: [{ properties: [{ key: 'id', value: cohortId, type: 'cohort' }], rollout_percentage: 100 }] },
